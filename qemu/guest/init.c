@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * init.c - PID 1 of the harness guest.
+ *
+ * Mounts proc, sysfs, devtmpfs and debugfs, runs the tests listed in /etc/tests.list one
+ * after another, prints their results as KTAP on the console and powers the machine off.
+ *
+ * Each line of /etc/tests.list is
+ *
+ *	NAME KIND MODULE [MODULE ARGUMENTS...]
+ *
+ * NAME is the KTAP test name, MODULE a file in /lib/modules loaded with finit_module(2), and
+ * KIND says how the kernel log the module printed while loading is turned into KTAP:
+ *
+ *	test_bpf	"[NAME: ]Summary: P PASSED, F FAILED[, [J/R JIT'ed]]" lines, one case
+ *			each; a case fails if F > 0 or fewer than R of R tests were JIT-ed.
+ *	test_vmalloc	"Summary: CASE passed: P failed: F ..." lines, one case per CASE,
+ *			summed over the worker threads; a case fails if F > 0.
+ *	ktap		the module prints KTAP itself (KUnit); its lines are nested as they are.
+ *
+ * A module file that is missing gives "# SKIP" (the feature is not in this tree). Kernel
+ * command-line arguments of the form MODULE.PARAM=VALUE are appended to that module's
+ * arguments, as modprobe does; harness.only=NAME[,NAME...] runs only the named tests.
+ *
+ * Keep the console quiet (loglevel=5) so that only warnings and worse interleave with KTAP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_TESTS	64
+#define MAX_CASES	256
+#define MAX_DIAG	40
+#define LINE_MAX_LEN	1024
+
+struct test {
+	char *name;
+	char *kind;
+	char *module;
+	char args[LINE_MAX_LEN];
+};
+
+struct kcase {
+	char name[96];
+	long passed;
+	long failed;
+	long jited;
+	long run;
+	int has_jit;
+};
+
+static char cmdline[4096];
+
+static void out(const char *fmt, ...)
+{
+	char buf[LINE_MAX_LEN + 128];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (write(STDOUT_FILENO, buf, n) < 0)
+		return;
+}
+
+static void read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* Value of KEY=VALUE on the kernel command line, copied into @val; 0 if absent. */
+static int cmdline_get(const char *key, char *val, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = cmdline;
+
+	while (*p) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			size_t n = strcspn(p + klen + 1, " \n");
+
+			if (n >= size)
+				n = size - 1;
+			memcpy(val, p + klen + 1, n);
+			val[n] = '\0';
+			return 1;
+		}
+		p += strcspn(p, " \n");
+	}
+	return 0;
+}
+
+/* Append MODULE.PARAM=VALUE arguments of the command line to @args. */
+static void cmdline_module_args(const char *module, char *args, size_t size)
+{
+	char prefix[128];
+	const char *p = cmdline;
+	size_t plen;
+
+	snprintf(prefix, sizeof(prefix), "%.*s.", (int)strcspn(module, "."), module);
+	plen = strlen(prefix);
+	while (*p) {
+		size_t n;
+
+		while (*p == ' ' || *p == '\n')
+			p++;
+		n = strcspn(p, " \n");
+		if (n > plen && !strncmp(p, prefix, plen)) {
+			size_t len = strlen(args);
+
+			snprintf(args + len, size - len, "%s%.*s", len ? " " : "",
+				 (int)(n - plen), p + plen);
+		}
+		p += n;
+	}
+}
+
+static int selected(const char *name)
+{
+	char only[512], *tok, *save;
+
+	if (!cmdline_get("harness.only", only, sizeof(only)))
+		return 1;
+	for (tok = strtok_r(only, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!strcmp(tok, name))
+			return 1;
+	return 0;
+}
+
+static int load_tests(struct test *tests)
+{
+	char line[LINE_MAX_LEN];
+	int n = 0;
+	FILE *f;
+
+	f = fopen("/etc/tests.list", "r");
+	if (!f) {
+		out("# harness: cannot open /etc/tests.list: %s\n", strerror(errno));
+		return 0;
+	}
+	while (n < MAX_TESTS && fgets(line, sizeof(line), f)) {
+		char *save, *name, *kind, *module, *rest;
+
+		if (line[0] == '#')
+			continue;
+		name = strtok_r(line, " \t\n", &save);
+		kind = strtok_r(NULL, " \t\n", &save);
+		module = strtok_r(NULL, " \t\n", &save);
+		if (!name)
+			continue;
+		if (!kind || !module) {
+			out("# harness: bad line in tests.list for '%s'\n", name);
+			continue;
+		}
+		if (!selected(name))
+			continue;
+		tests[n].name = strdup(name);
+		tests[n].kind = strdup(kind);
+		tests[n].module = strdup(module);
+		rest = strtok_r(NULL, "\n", &save);
+		snprintf(tests[n].args, sizeof(tests[n].args), "%s", rest ? rest : "");
+		cmdline_module_args(module, tests[n].args, sizeof(tests[n].args));
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Load @path with @args and collect the kernel log records printed meanwhile into a
+ * newline-separated buffer (caller frees). *@ret gets finit_module's result (0 or -errno).
+ */
+static char *run_module(const char *path, const char *args, int *ret)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *log = malloc(cap);
+	char rec[8192];
+	int kfd, mfd;
+
+	if (!log)
+		return NULL;
+	log[0] = '\0';
+	kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (kfd >= 0)
+		lseek(kfd, 0, SEEK_END);
+	mfd = open(path, O_RDONLY | O_CLOEXEC);
+	*ret = mfd < 0 ? -errno : 0;
+	if (mfd >= 0) {
+		if (syscall(SYS_finit_module, mfd, args, 0))
+			*ret = -errno;
+		close(mfd);
+	}
+	for (;;) {
+		ssize_t n;
+		char *msg, *end;
+
+		if (kfd < 0)
+			break;
+		n = read(kfd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records overwritten; go on with the next */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		msg++;
+		end = strchr(msg, '\n');
+		if (end)
+			*end = '\0';
+		n = strlen(msg);
+		if (len + n + 2 > cap) {
+			char *bigger = realloc(log, cap * 2 + n);
+
+			if (!bigger)
+				break;
+			log = bigger;
+			cap = cap * 2 + n;
+		}
+		memcpy(log + len, msg, n);
+		len += n;
+		log[len++] = '\n';
+		log[len] = '\0';
+	}
+	if (kfd >= 0)
+		close(kfd);
+	return log;
+}
+
+static struct kcase *find_case(struct kcase *cases, int *n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp(cases[i].name, name))
+			return &cases[i];
+	if (*n == MAX_CASES)
+		return NULL;
+	memset(&cases[*n], 0, sizeof(cases[*n]));
+	snprintf(cases[*n].name, sizeof(cases[*n].name), "%s", name);
+	return &cases[(*n)++];
+}
+
+/* test_bpf: "test_bpf: [NAME: ]Summary: P PASSED, F FAILED[, [J/R JIT'ed]]" */
+static int parse_test_bpf(const struct test *t, char *line, struct kcase *cases, int *n)
+{
+	char *sum = strstr(line, "Summary: ");
+	char name[96];
+	struct kcase *c;
+	long p, f, j, r;
+	int k;
+
+	if (!sum)
+		return 0;
+	/* The case name is the text between the module prefix and "Summary:", if any. */
+	snprintf(name, sizeof(name), "%s", t->name);
+	if (!strncmp(line, t->name, strlen(t->name)) && line[strlen(t->name)] == ':') {
+		char *s = line + strlen(t->name) + 1;
+
+		while (*s == ' ')
+			s++;
+		if (s < sum) {
+			int len = sum - s;
+
+			while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == ':'))
+				len--;
+			if (len > 0)
+				snprintf(name, sizeof(name), "%.*s", len, s);
+		}
+	}
+	k = sscanf(sum, "Summary: %ld PASSED, %ld FAILED, [%ld/%ld JIT'ed]", &p, &f, &j, &r);
+	if (k < 2)
+		return 0;
+	c = find_case(cases, n, name);
+	if (!c)
+		return 0;
+	c->passed += p;
+	c->failed += f;
+	if (k == 4) {
+		c->has_jit = 1;
+		c->jited += j;
+		c->run += r;
+	}
+	return 1;
+}
+
+/* test_vmalloc: "Summary: CASE passed: P failed: F repeat: ..." */
+static int parse_test_vmalloc(const struct test *t, char *line, struct kcase *cases, int *n)
+{
+	char name[96];
+	struct kcase *c;
+	long p, f;
+
+	(void)t;
+	if (strncmp(line, "Summary: ", 9))
+		return 0;
+	if (sscanf(line, "Summary: %95s passed: %ld failed: %ld", name, &p, &f) != 3)
+		return 0;
+	c = find_case(cases, n, name);
+	if (!c)
+		return 0;
+	c->passed += p;
+	c->failed += f;
+	return 1;
+}
+
+/* Print one test as a KTAP subtest; returns 1 if it passed. */
+static int report_summary(int num, const struct test *t, const char *log, int ret,
+			  int (*parse)(const struct test *, char *, struct kcase *, int *))
+{
+	static struct kcase cases[MAX_CASES];
+	char *copy = strdup(log), *line, *save;
+	int ncases = 0, ok = 1, diag = 0, i;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		parse(t, line, cases, &ncases);
+
+	out("    KTAP version 1\n    # Subtest: %s\n    1..%d\n", t->name, ncases);
+	for (i = 0; i < ncases; i++) {
+		struct kcase *c = &cases[i];
+		int pass = c->failed == 0 && (!c->has_jit || c->jited == c->run);
+
+		if (c->has_jit)
+			out("    # %s: %ld passed, %ld failed, %ld/%ld JIT'ed\n",
+			    c->name, c->passed, c->failed, c->jited, c->run);
+		else
+			out("    # %s: %ld passed, %ld failed\n", c->name, c->passed, c->failed);
+		out("    %s %d %s\n", pass ? "ok" : "not ok", i + 1, c->name);
+		ok &= pass;
+	}
+	free(copy);
+	if (!ncases) {
+		out("# %s: no Summary line in the log; module load returned %d (%s)\n",
+		    t->name, ret, strerror(-ret));
+		ok = 0;
+	}
+	if (!ok) {
+		/* Show the module's own failure lines. */
+		copy = strdup(log);
+		for (line = strtok_r(copy, "\n", &save); line && diag < MAX_DIAG;
+		     line = strtok_r(NULL, "\n", &save)) {
+			if (strstr(line, "FAIL") || strstr(line, "failed") ||
+			    strstr(line, "rror")) {
+				out("# %s\n", line);
+				diag++;
+			}
+		}
+		free(copy);
+	}
+	out("%s %d %s\n", ok ? "ok" : "not ok", num, t->name);
+	return ok;
+}
+
+/* ktap: nest the module's own KTAP output; passes if every top-level result is "ok". */
+static int report_ktap(int num, const struct test *t, const char *log, int ret)
+{
+	char *copy = strdup(log), *line, *save;
+	int started = 0, results = 0, ok = 1;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!started && !strstr(line, "KTAP version") && !strstr(line, "TAP version"))
+			continue;
+		if (!started) {
+			line = strstr(line, "TAP version") - (strstr(line, "KTAP version") ? 1 : 0);
+			started = 1;
+		}
+		out("    %s\n", line);
+		if (!strncmp(line, "not ok ", 7)) {
+			ok = 0;
+			results++;
+		} else if (!strncmp(line, "ok ", 3)) {
+			results++;
+		}
+	}
+	free(copy);
+	if (!results) {
+		out("# %s: no KTAP results in the log; module load returned %d\n", t->name, ret);
+		ok = 0;
+	}
+	out("%s %d %s\n", ok ? "ok" : "not ok", num, t->name);
+	return ok;
+}
+
+static void run_test(int num, const struct test *t)
+{
+	char path[256];
+	struct stat st;
+	char *log;
+	int ret;
+
+	snprintf(path, sizeof(path), "/lib/modules/%s", t->module);
+	if (stat(path, &st)) {
+		out("ok %d %s # SKIP %s is not built in this tree\n", num, t->name, t->module);
+		return;
+	}
+	out("# %s: loading %s %s\n", t->name, t->module, t->args);
+	log = run_module(path, t->args, &ret);
+	if (!log) {
+		out("not ok %d %s # out of memory\n", num, t->name);
+		return;
+	}
+	if (!strcmp(t->kind, "test_bpf"))
+		report_summary(num, t, log, ret, parse_test_bpf);
+	else if (!strcmp(t->kind, "test_vmalloc"))
+		report_summary(num, t, log, ret, parse_test_vmalloc);
+	else if (!strcmp(t->kind, "ktap"))
+		report_ktap(num, t, log, ret);
+	else
+		out("not ok %d %s # unknown kind '%s' in tests.list\n", num, t->name, t->kind);
+	free(log);
+}
+
+int main(void)
+{
+	static struct test tests[MAX_TESTS];
+	int n, i;
+
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	read_file("/proc/cmdline", cmdline, sizeof(cmdline));
+
+	n = load_tests(tests);
+	out("KTAP version 1\n1..%d\n", n);
+	for (i = 0; i < n; i++)
+		run_test(i + 1, &tests[i]);
+	out("# harness: done\n");
+
+	sync();
+	reboot(RB_POWER_OFF);
+	out("# harness: power off failed: %s\n", strerror(errno));
+	for (;;)
+		pause();
+}

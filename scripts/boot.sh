@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: boot.sh [-h|--help] [--append ARGS] [--timeout SECONDS] [--log FILE] ARCH
+
+Boot the ARCH kernel (scripts/build.sh) with the guest initramfs (scripts/initramfs.sh) under
+QEMU TCG, as qemu/arch/ARCH.conf describes it (-no-reboot, panic=-1, SMP CPUs), keep the
+console log, and judge it with scripts/report.sh. Exit codes:
+  0  all tests passed            3  wall-clock timeout
+  1  a test failed               4  no KTAP at all (boot failure)
+  2  kernel panic, oops, BUG, WARN, KASAN, lockdep, RCU stall or hung-task splat
+ 64  usage error (for example an unknown ARCH; the message lists the valid names)
+
+Options:
+  --append ARGS      extra kernel command-line arguments, e.g. MODULE.PARAM=VALUE for a test
+                     module or harness.only=NAME (see qemu/guest/init.c)
+  --timeout SECONDS  wall-clock limit (default: TIMEOUT from qemu/arch/ARCH.conf)
+  --log FILE         console log (default: \$KSERIES_CACHE/out/ARCH/console.log)
+  -h, --help         show this help"
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+extra=
+timeout=
+log=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--append) extra=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--log) log=$2; shift ;;
+	-*) echo "$usage" >&2; exit 64 ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -eq 1 ] || { echo "$usage" >&2; exit 64; }
+load_arch "$1"
+timeout=${timeout:-$TIMEOUT}
+log=${log:-$KS_OUT/console.log}
+kernel=$KS_BUILD/$IMAGE
+initrd=$KS_OUT/initramfs.cpio.gz
+[ -f "$kernel" ] || die "no kernel image $kernel (run scripts/build.sh $ARCH_NAME)"
+[ -f "$initrd" ] || die "no initramfs $initrd (run scripts/initramfs.sh $ARCH_NAME)"
+mkdir -p "$(dirname "$log")"
+
+cmdline="console=$CONSOLE panic=-1 oops=panic loglevel=5 log_buf_len=16M $APPEND $extra"
+qemu=("$QEMU" -M "$MACHINE" -cpu "$CPU" -smp "$SMP" -m "$MEM" -no-reboot
+	-display none -monitor none -serial stdio
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+[ -n "$BIOS" ] && qemu+=(-bios "$BIOS")
+# shellcheck disable=SC2206 # QEMU_EXTRA is a word list by design
+qemu+=($QEMU_EXTRA)
+
+note "booting $ARCH_NAME (timeout ${timeout}s): ${qemu[*]}"
+start=$(date +%s)
+rc=0
+timeout -k 10 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1 || rc=$?
+note "QEMU exited with $rc after $(($(date +%s) - start))s; console log: $log"
+timed_out=
+[ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && timed_out=--timed-out
+exec "$KS_ROOT/scripts/report.sh" $timed_out --arch "$ARCH_NAME" "$log"

@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: build.sh [-h|--help] [--debug] [--fragment FILE] [--src DIR] ARCH
+
+Configure and build the guest kernel for ARCH out of tree (O=) with ccache: tinyconfig, then
+qemu/config/common.config, qemu/config/BUILD_NAME.config (and qemu/config/debug.config with --debug)
+merged by the kernel's scripts/kconfig/merge_config.sh. Fails, listing them, if any option the
+fragments request is not set so in the final .config. Image and modules are built in one make
+invocation (module BTF must match vmlinux).
+
+Options:
+  --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX)
+  --fragment FILE
+               merge FILE (a kconfig fragment) last; may be given more than once
+  --src DIR    kernel source tree (default: the cached base tree, see scripts/lib.sh)
+  -h, --help   show this help
+
+Environment: JOBS (make -j, default: number of CPUs + 1), KSERIES_CACHE."
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+debug=
+extra_frags=()
+src=$KS_SRC
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--debug) debug=1 ;;
+	--fragment) extra_frags+=("$(realpath "$2")"); shift ;;
+	--src) src=$2; shift ;;
+	-*) echo "$usage" >&2; exit 64 ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -eq 1 ] || { echo "$usage" >&2; exit 64; }
+load_arch "$1"
+[ -f "$src/Makefile" ] || die "no kernel tree at $src (run scripts/fetch-base.sh)"
+
+cfgdir=$KS_CACHE/config/$BUILD_NAME
+mkdir -p "$KS_BUILD" "$cfgdir" "$CCACHE_DIR"
+jobs=${JOBS:-$(($(nproc) + 1))}
+export KBUILD_BUILD_TIMESTAMP="$KS_BASE_DATE" KBUILD_BUILD_USER=kseries KBUILD_BUILD_HOST=kseries
+kmake() {
+	make -C "$src" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="ccache ${CROSS}gcc" \
+		HOSTCC="ccache gcc" "$@"
+}
+
+# Variants of an arch (same BUILD_NAME) share its build and its fragment.
+frags=("$KS_ROOT/qemu/config/common.config" "$KS_ROOT/qemu/config/$BUILD_NAME.config")
+[ -n "$debug" ] && frags+=("$KS_ROOT/qemu/config/debug.config")
+frags+=("${extra_frags[@]}")
+
+# Make the config in a scratch build dir, and install it only when it changed, so an
+# unchanged config never dirties the real build.
+kmake O="$cfgdir" -s tinyconfig >/dev/null
+cp "$cfgdir/.config" "$cfgdir/tiny.config"
+(cd "$src" && ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="${CROSS}gcc" \
+	scripts/kconfig/merge_config.sh -O "$cfgdir" "$cfgdir/tiny.config" "${frags[@]}" \
+	>"$cfgdir/merge.log" 2>&1) || { cat "$cfgdir/merge.log" >&2; die "merge_config.sh failed"; }
+
+missing=
+for f in "${frags[@]}"; do
+	while read -r line; do
+		case "$line" in
+		CONFIG_*=*)
+			grep -qxF -- "$line" "$cfgdir/.config" || missing="$missing
+  $line (from ${f##*/}; have: $(grep -E "^(# )?${line%%=*}[= ]" "$cfgdir/.config" || echo unset))"
+			;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			! grep -q "^$opt=" "$cfgdir/.config" || missing="$missing
+  $line (from ${f##*/}; have: $(grep "^$opt=" "$cfgdir/.config"))"
+			;;
+		esac
+	done < "$f"
+done
+[ -z "$missing" ] || die "requested options not set in the final .config for $ARCH_NAME:$missing"
+
+if ! cmp -s "$cfgdir/.config" "$KS_BUILD/.config"; then
+	cp "$cfgdir/.config" "$KS_BUILD/.config"
+fi
+kmake O="$KS_BUILD" -s olddefconfig
+note "building $ARCH_NAME in $KS_BUILD (-j$jobs)"
+kmake O="$KS_BUILD" -j"$jobs" all
+[ -f "$KS_BUILD/$IMAGE" ] || die "build finished without $IMAGE"
+note "built $KS_BUILD/$IMAGE"

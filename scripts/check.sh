@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: check.sh [-h|--help] [ARCH...|all]
+
+The project's tests ('make check'): the harness unit tests (tests/harness-test.sh), the quilt
+round trip (scripts/quilt-check.sh) and the main job on every arch (scripts/run.sh all, or the
+ARCHes given). Prints the time of every stage and ends with the line 'N passed, N failed'
+(one count per harness unit test, one for quilt, one per arch booted). Exit 0 only if all
+passed.
+
+Options:
+  -h, --help   show this help"
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+case "${1:-}" in
+-h|--help) echo "$usage"; exit 0 ;;
+-*) echo "$usage" >&2; exit 64 ;;
+esac
+arches=$(expand_arches "${@:-all}") || exit 64
+
+passed=0
+failed=0
+t_start=$SECONDS
+count() {
+	if [ "$1" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+timed() {
+	local t0=$SECONDS rc=0
+	echo "##### $1"
+	shift
+	"$@" || rc=$?
+	echo "##### ($((SECONDS - t0)) s, exit $rc)"
+	return $rc
+}
+
+# Packages and the base first: the unit tests need jq, kunit.py and the base tree.
+timed "deps" "$KS_ROOT/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
+timed "base" "$KS_ROOT/scripts/fetch-base.sh" || { echo "0 passed, 1 failed"; exit 1; }
+
+out=$(mktemp)
+timed "harness unit tests" "$KS_ROOT/tests/harness-test.sh" | tee "$out"
+passed=$((passed + $(grep -c '^ok ' "$out")))
+failed=$((failed + $(grep -c '^not ok ' "$out")))
+rm -f "$out"
+
+rc=0
+timed "quilt push -a" "$KS_ROOT/scripts/quilt-check.sh" || rc=$?
+count $rc
+
+for a in $arches; do
+	rc=0
+	timed "main job $a" "$KS_ROOT/scripts/run.sh" "$a" || rc=$?
+	count $rc
+done
+
+echo "total time: $((SECONDS - t_start)) s"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: initramfs.sh [-h|--help] ARCH
+
+Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c compiled with the
+arch's cross compiler (-static), qemu/guest/tests.list as /etc/tests.list, and the test
+modules it names, copied from the ARCH build (scripts/build.sh) with debug info stripped.
+Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz.
+
+Options:
+  -h, --help   show this help"
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+case "${1:-}" in
+-h|--help) echo "$usage"; exit 0 ;;
+""|-*) echo "$usage" >&2; exit 64 ;;
+esac
+load_arch "$1"
+
+gen=$KS_BUILD/usr/gen_init_cpio
+[ -x "$gen" ] || die "$gen missing: build the kernel first (scripts/build.sh $ARCH_NAME)"
+stage=$KS_OUT/initramfs
+rm -rf "$stage"
+mkdir -p "$stage"
+
+${CROSS}gcc -static -O2 -Wall -Wextra -Werror -o "$stage/init" "$KS_ROOT/qemu/guest/init.c"
+list=$stage/cpio.list
+{
+	echo "dir /dev 0755 0 0"
+	echo "nod /dev/console 0600 0 0 c 5 1"
+	echo "nod /dev/kmsg 0644 0 0 c 1 11"
+	for d in /proc /sys /etc /lib /lib/modules /tmp; do
+		echo "dir $d 0755 0 0"
+	done
+	echo "file /init $stage/init 0755 0 0"
+	echo "file /etc/tests.list $KS_ROOT/qemu/guest/tests.list 0644 0 0"
+} > "$list"
+
+# Every module the test list names; one that is not built is left out (the guest then
+# reports the test as SKIP), but a module file that exists must be the one from this build.
+for m in $(grep -v '^#' "$KS_ROOT/qemu/guest/tests.list" | awk 'NF >= 3 { print $3 }' | sort -u); do
+	ko=$(cd "$KS_BUILD" && find . -name "$m" -not -path './.tmp*' | head -1)
+	if [ -z "$ko" ]; then
+		note "$m not built for $ARCH_NAME; the guest will report it as SKIP"
+		continue
+	fi
+	${CROSS}strip --strip-debug -o "$stage/$m" "$KS_BUILD/$ko"
+	echo "file /lib/modules/$m $stage/$m 0644 0 0" >> "$list"
+done
+
+"$gen" "$list" | gzip -n -1 > "$KS_OUT/initramfs.cpio.gz"
+note "wrote $KS_OUT/initramfs.cpio.gz ($(du -k "$KS_OUT/initramfs.cpio.gz" | cut -f1) KiB)"

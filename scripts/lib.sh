@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+# Common definitions for the harness scripts; sourced, never run.
+#
+# Paths (override with environment variables):
+#   KSERIES_CACHE  cache directory for the base, builds and ccache
+#                  (default: ${XDG_CACHE_HOME:-$HOME/.cache}/kseries)
+
+KS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$KS_ROOT/base.conf"
+
+KS_CACHE=${KSERIES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kseries}
+KS_SRC=$KS_CACHE/linux-$BASE_DEB_VERSION      # git tree: branch "base" + series branches
+KS_DL=$KS_CACHE/dl
+export CCACHE_DIR=${CCACHE_DIR:-$KS_CACHE/ccache}
+
+# Fixed identity and date of the base commit (see base.conf: BASE_COMMIT).
+KS_BASE_IDENT_NAME="kseries base"
+KS_BASE_IDENT_EMAIL="base@kseries.invalid"
+KS_BASE_DATE="2026-11-26T17:12:00+0000"
+
+die() {
+	echo "${0##*/}: error: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "${0##*/}: $*" >&2
+}
+
+# arch_names: the valid ARCH names, one per line (one data file each in qemu/arch/).
+arch_names() {
+	local f
+	for f in "$KS_ROOT"/qemu/arch/*.conf; do
+		f=${f##*/}
+		echo "${f%.conf}"
+	done
+}
+
+# load_arch NAME: read qemu/arch/NAME.conf into the environment, or exit 64 naming the
+# valid names.
+load_arch() {
+	local name=$1
+	if [ -z "$name" ] || [ ! -f "$KS_ROOT/qemu/arch/$name.conf" ]; then
+		echo "${0##*/}: error: unknown ARCH '$name'; valid names: $(arch_names | tr '\n' ' ')all" >&2
+		exit 64
+	fi
+	ARCH_NAME=$name
+	. "$KS_ROOT/qemu/arch/$name.conf"
+	KS_BUILD=$KS_CACHE/build/$BUILD_NAME
+	KS_OUT=$KS_CACHE/out/$ARCH_NAME
+}
+
+# expand_arches LIST: "all" or a space/comma separated list -> validated names.
+expand_arches() {
+	local a
+	for a in $(echo "$*" | tr ',' ' '); do
+		if [ "$a" = all ]; then
+			arch_names | grep -v -- '-' || true
+			continue
+		fi
+		(load_arch "$a") || exit 64
+		echo "$a"
+	done
+}

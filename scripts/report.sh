@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: report.sh [-h|--help] [--timed-out] [--arch NAME] [--out FILE] CONSOLE_LOG
+
+Judge one guest console log: scan it for kernel splats (qemu/splat.patterns), parse its KTAP
+with the kernel's own tools/testing/kunit/kunit.py parse (from the base tree), apply the
+expected failures of qemu/xfail.list, print a summary (and write it to FILE with --out).
+Exit codes as scripts/boot.sh: 0 passed, 1 test failed, 2 splat, 3 timeout, 4 no KTAP.
+
+Options:
+  --timed-out  the guest was stopped by the wall-clock timeout
+  --arch NAME  arch name for the summary header
+  --out FILE   also write the summary to FILE
+  -h, --help   show this help"
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+timed_out=
+arch=
+outfile=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--timed-out) timed_out=1 ;;
+	--arch) arch=$2; shift ;;
+	--out) outfile=$2; shift ;;
+	-*) echo "$usage" >&2; exit 64 ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -eq 1 ] || { echo "$usage" >&2; exit 64; }
+log=$1
+[ -f "$log" ] || die "no console log $log"
+kunit=$KS_SRC/tools/testing/kunit/kunit.py
+[ -f "$kunit" ] || die "$kunit missing (run scripts/fetch-base.sh)"
+command -v jq >/dev/null || die "jq missing (run scripts/deps.sh)"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+summary=$tmp/summary
+
+splats=$(grep -a -n -E -f <(grep -v '^#' "$KS_ROOT/qemu/splat.patterns") "$log" | head -20 || true)
+verdict=0
+{
+	echo "arch: ${arch:-?}  log: $log"
+	if grep -a -q -E '(K?TAP version [0-9]+)' "$log"; then
+		# kunit.py exits 1 on any failed test; the JSON is judged below, with xfails.
+		python3 "$kunit" parse --json="$tmp/result.json" "$(realpath "$log")" \
+			> "$tmp/kunit.txt" 2>&1 || true
+		sed 's/\x1b\[[0-9;]*m//g' "$tmp/kunit.txt" | grep -E '^\[[0-9:]+\] (=|Testing complete|Ran)' || true
+		jq -r 'def cases(p): (.test_cases[] | [p + .name, .status]),
+			(.sub_groups[] | .name as $n | cases(p + $n + "."));
+			cases("") | @tsv' "$tmp/result.json" > "$tmp/cases.tsv"
+		grep -v '^#' "$KS_ROOT/qemu/xfail.list" | cut -f1 > "$tmp/xfail"
+		awk -F'\t' -v xf="$tmp/xfail" '
+			BEGIN { while ((getline l < xf) > 0) x[l] = 1 }
+			{
+				s = $2
+				if ($1 in x)
+					s = (s == "PASS") ? "XPASS" : (s == "FAIL" ? "XFAIL" : s)
+				n[s]++
+				if (s != "PASS")
+					printf "  %-5s %s\n", s, $1
+			}
+			END {
+				printf "cases: %d passed, %d failed, %d skipped, %d xfail, %d xpass, %d error\n",
+					n["PASS"], n["FAIL"], n["SKIP"], n["XFAIL"], n["XPASS"], n["ERROR"]
+			}' "$tmp/cases.tsv"
+		if [ ! -s "$tmp/cases.tsv" ]; then
+			echo "verdict: 4 (KTAP header but no test results)"
+			verdict=4
+		fi
+	else
+		echo "no KTAP in the console log"
+		verdict=4
+	fi
+} > "$summary"
+
+last=$(grep '^cases:' "$summary" || true)
+if [ -n "$splats" ]; then
+	verdict=2
+	{ echo "kernel splat(s):"; echo "$splats" | sed 's/^/  /'; } >> "$summary"
+elif [ -n "$timed_out" ]; then
+	verdict=3
+	echo "guest timed out" >> "$summary"
+elif [ "$verdict" -eq 0 ]; then
+	if echo "$last" | grep -qE ' (0 failed).* 0 xpass, 0 error$' &&
+	   grep -a -q '^# harness: done' "$log"; then
+		verdict=0
+	else
+		verdict=1
+		grep -a -q '^# harness: done' "$log" || echo "guest init did not finish" >> "$summary"
+	fi
+fi
+names=("passed" "test failed" "kernel splat" "timeout" "no KTAP (boot failure)")
+echo "verdict: $verdict (${names[$verdict]})" >> "$summary"
+cat "$summary"
+[ -z "$outfile" ] || cp "$summary" "$outfile"
+exit "$verdict"

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: harness-test.sh [-h|--help]
+
+Unit tests of the harness itself, without booting: scripts/report.sh on saved console logs
+(tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
+expected failure that passed), unknown ARCH names, a series whose patch does not apply, and a
+kconfig fragment whose option a dependency drops. Prints KTAP; exits 1 if any test failed.
+
+Options:
+  -h, --help   show this help"
+set -uo pipefail
+case "${1:-}" in
+-h|--help) echo "$usage"; exit 0 ;;
+"") ;;
+*) echo "$usage" >&2; exit 64 ;;
+esac
+T=$(cd "$(dirname "$0")" && pwd)
+R=$T/..
+F=$T/fixtures
+n=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect NAME CODE PATTERN CMD...: CMD exits with CODE and its output matches PATTERN.
+expect() {
+	local name=$1 code=$2 pattern=$3 rc=0
+	shift 3
+	n=$((n + 1))
+	"$@" > "$tmp/out" 2>&1 || rc=$?
+	if [ "$rc" -eq "$code" ] && grep -q -E -- "$pattern" "$tmp/out"; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		echo "# expected exit $code and /$pattern/, got exit $rc:"
+		sed 's/^/#   /' "$tmp/out" | tail -15
+		failed=$((failed + 1))
+	fi
+}
+
+echo "KTAP version 1"
+echo "1..13"
+expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
+expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
+	"$R/scripts/report.sh" "$F/pass.log"
+expect report_failing_test 1 'FAIL +test_bpf' "$R/scripts/report.sh" "$F/fail.log"
+expect report_panic 2 'Kernel panic' "$R/scripts/report.sh" "$F/panic.log"
+expect report_warn_with_passing_tests 2 'WARNING: ' "$R/scripts/report.sh" "$F/warn.log"
+expect report_timeout 3 'timed out' "$R/scripts/report.sh" --timed-out "$F/timeout.log"
+expect report_no_ktap 4 'no KTAP' "$R/scripts/report.sh" "$F/noktap.log"
+expect report_xpass_fails 1 'XPASS +test_vmalloc.align_shift_alloc_test' \
+	"$R/scripts/report.sh" "$F/xpass.log"
+expect bad_arch_boot 64 'valid names: .*x86_64.*arm64.*riscv64|valid names: .*arm64.*riscv64.*x86_64' \
+	"$R/scripts/boot.sh" no_such_arch
+expect bad_arch_run 64 'unknown ARCH .sparc.' "$R/scripts/run.sh" sparc
+expect bad_arch_make 2 'unknown ARCH .mips.; valid names' make -C "$R" ARCH=mips run
+
+# A series whose second patch does not apply: apply.sh names it, on a scratch branch.
+expect apply_names_bad_patch 1 "patch 2/3 '0002-break.patch' does not apply" \
+	"$R/scripts/apply.sh" --series "$F/series-bad/series" --patches "$F/series-bad" \
+	--branch harness-test
+
+# A fragment option that a dependency drops is an error naming it (config stage only).
+expect build_dropped_option 1 'CONFIG_KASAN_SW_TAGS=y \(from dropped.config' \
+	"$R/scripts/build.sh" --fragment "$F/dropped.config" x86_64
+
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
