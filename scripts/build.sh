@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-usage="usage: build.sh [-h|--help] [--debug] [--fragment FILE] [--src DIR] ARCH
+usage="usage: build.sh [-h|--help] [--debug] [--fragment FILE] [--config-only] [--src DIR] ARCH
 
 Configure and build the guest kernel for ARCH out of tree (O=) with ccache: tinyconfig, then
 qemu/config/common.config, qemu/config/BUILD_NAME.config (and qemu/config/debug.config with --debug)
@@ -12,6 +12,8 @@ Options:
   --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX)
   --fragment FILE
                merge FILE (a kconfig fragment) last; may be given more than once
+  --config-only
+               stop after making and checking the .config (nothing is built)
   --src DIR    kernel source tree (default: the cached base tree, see scripts/lib.sh)
   -h, --help   show this help
 
@@ -21,12 +23,14 @@ set -euo pipefail
 
 debug=
 extra_frags=()
+config_only=
 src=$KS_SRC
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
 	--debug) debug=1 ;;
 	--fragment) extra_frags+=("$(realpath "$2")"); shift ;;
+	--config-only) config_only=1 ;;
 	--src) src=$2; shift ;;
 	-*) echo "$usage" >&2; exit 64 ;;
 	*) break ;;
@@ -76,6 +80,10 @@ for f in "${frags[@]}"; do
 	done < "$f"
 done
 [ -z "$missing" ] || die "requested options not set in the final .config for $ARCH_NAME:$missing"
+if [ -n "$config_only" ]; then
+	note "config for $ARCH_NAME checked: $cfgdir/.config"
+	exit 0
+fi
 
 if ! cmp -s "$cfgdir/.config" "$KS_BUILD/.config"; then
 	cp "$cfgdir/.config" "$KS_BUILD/.config"

@@ -48,19 +48,23 @@ verdict=0
 		# kunit.py exits 1 on any failed test; the JSON is judged below, with xfails.
 		python3 "$kunit" parse --json="$tmp/result.json" "$(realpath "$log")" \
 			> "$tmp/kunit.txt" 2>&1 || true
-		sed 's/\x1b\[[0-9;]*m//g' "$tmp/kunit.txt" | grep -E '^\[[0-9:]+\] (=|Testing complete|Ran)' || true
+		sed -e 's/\x1b\[[0-9;]*m//g' "$tmp/kunit.txt" |
+			sed -n -E 's/^\[[0-9:]+\] ((=|Testing complete|\[ERROR\]).*)/\1/p'
+		echo "(kunit.py parse: $kunit)"
 		jq -r 'def cases(p): (.test_cases[] | [p + .name, .status]),
 			(.sub_groups[] | .name as $n | cases(p + $n + "."));
 			cases("") | @tsv' "$tmp/result.json" > "$tmp/cases.tsv"
-		grep -v '^#' "$KS_ROOT/qemu/xfail.list" | cut -f1 > "$tmp/xfail"
+		grep -v '^#' "$KS_ROOT/qemu/xfail.list" > "$tmp/xfail"
 		awk -F'\t' -v xf="$tmp/xfail" '
-			BEGIN { while ((getline l < xf) > 0) x[l] = 1 }
+			BEGIN { while ((getline l < xf) > 0) { split(l, f, "\t"); x[f[1]] = f[2] } }
 			{
 				s = $2
 				if ($1 in x)
 					s = (s == "PASS") ? "XPASS" : (s == "FAIL" ? "XFAIL" : s)
 				n[s]++
-				if (s != "PASS")
+				if (s == "XFAIL" || s == "XPASS")
+					printf "  %-5s %s (qemu/xfail.list: %s)\n", s, $1, x[$1]
+				else if (s != "PASS")
 					printf "  %-5s %s\n", s, $1
 			}
 			END {
@@ -68,7 +72,7 @@ verdict=0
 					n["PASS"], n["FAIL"], n["SKIP"], n["XFAIL"], n["XPASS"], n["ERROR"]
 			}' "$tmp/cases.tsv"
 		if [ ! -s "$tmp/cases.tsv" ]; then
-			echo "verdict: 4 (KTAP header but no test results)"
+			echo "KTAP header but no test results"
 			verdict=4
 		fi
 	else

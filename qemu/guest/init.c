@@ -12,8 +12,9 @@
  * NAME is the KTAP test name, MODULE a file in /lib/modules loaded with finit_module(2), and
  * KIND says how the kernel log the module printed while loading is turned into KTAP:
  *
- *	test_bpf	"[NAME: ]Summary: P PASSED, F FAILED[, [J/R JIT'ed]]" lines, one case
- *			each; a case fails if F > 0 or fewer than R of R tests were JIT-ed.
+ *	test_bpf	"[CASE: ]Summary: P PASSED, F FAILED[, [J/R JIT'ed]]" lines, one case
+ *			each (CASE "tests" when absent); a case fails if F > 0 or fewer than
+ *			R of R tests were JIT-ed.
  *	test_vmalloc	"Summary: CASE passed: P failed: F ..." lines, one case per CASE,
  *			summed over the worker threads; a case fails if F > 0.
  *	ktap		the module prints KTAP itself (KUnit); its lines are nested as they are.
@@ -277,8 +278,12 @@ static int parse_test_bpf(const struct test *t, char *line, struct kcase *cases,
 
 	if (!sum)
 		return 0;
-	/* The case name is the text between the module prefix and "Summary:", if any. */
-	snprintf(name, sizeof(name), "%s", t->name);
+	/*
+	 * The case name is the text between the module prefix and "Summary:"; the main test
+	 * array has none and is called "tests" (a case may not be named like its suite: KTAP
+	 * parsers take "ok N SUITE" as the end of the suite).
+	 */
+	snprintf(name, sizeof(name), "tests");
 	if (!strncmp(line, t->name, strlen(t->name)) && line[strlen(t->name)] == ':') {
 		char *s = line + strlen(t->name) + 1;
 

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: planted-test.sh [-h|--help] [--save DIR] [ARCH]
+
+Boot the already built ARCH guest (default x86_64) with planted failures and check that
+scripts/boot.sh reports each with its exit code: a failing test (test_bpf asked for a test
+that does not exist) 1, a kernel panic (init=/nonexistent) 2, a guest timeout 3, and a boot
+with the console on a VT the guest does not have (no KTAP) 4. Prints KTAP.
+
+Options:
+  --save DIR   keep the console logs as DIR/{fail,panic,timeout,noktap}.log (the fixtures
+               of tests/harness-test.sh are made this way, plus pass.log from a normal run)
+  -h, --help   show this help"
+set -uo pipefail
+save=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--save) save=$2; shift ;;
+	-*) echo "$usage" >&2; exit 64 ;;
+	*) break ;;
+	esac
+	shift
+done
+arch=${1:-x86_64}
+R=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+
+# planted NAME CODE BOOT-ARGS...: boot.sh with BOOT-ARGS exits with CODE.
+planted() {
+	local name=$1 code=$2 rc=0
+	shift 2
+	n=$((n + 1))
+	"$R/scripts/boot.sh" --log "$tmp/$name.log" "$@" "$arch" > "$tmp/out" 2>&1 || rc=$?
+	if [ "$rc" -eq "$code" ]; then
+		echo "ok $n planted_$name"
+	else
+		echo "not ok $n planted_$name"
+		echo "# expected exit $code, got $rc:"
+		sed 's/^/#   /' "$tmp/out" | tail -15
+		failed=$((failed + 1))
+	fi
+	[ -z "$save" ] || cp "$tmp/$name.log" "$save/$name.log"
+}
+
+echo "KTAP version 1"
+echo "1..4"
+planted fail 1 --append "harness.only=test_bpf test_bpf.test_name=NO_SUCH_TEST"
+planted panic 2 --append "init=/nonexistent"
+planted timeout 3 --timeout 15
+planted noktap 4 --append "console=tty0"
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
