@@ -4,7 +4,7 @@ usage="usage: planted-test.sh [-h|--help] [--save DIR] [ARCH]
 
 Boot the already built ARCH guest (default x86_64) with planted failures and check that
 scripts/boot.sh reports each with its exit code: a failing test (test_bpf asked for a test
-that does not exist) 1, a kernel panic (init=/nonexistent) 2, a guest timeout 3, and a boot
+that does not exist) 1, a kernel panic (rdinit=/nonexistent: no init, no root) 2, a guest timeout 3, and a boot
 with the console on a VT the guest does not have (no KTAP) 4. Prints KTAP.
 
 Options:
@@ -49,8 +49,8 @@ planted() {
 echo "KTAP version 1"
 echo "1..4"
 planted fail 1 --append "harness.only=test_bpf test_bpf.test_name=NO_SUCH_TEST"
-planted panic 2 --append "init=/nonexistent"
+planted panic 2 --append "rdinit=/nonexistent"
 planted timeout 3 --timeout 15
-planted noktap 4 --append "console=tty0"
+planted noktap 4 --append "console=tty0 harness.only=none"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
