@@ -3,7 +3,7 @@
 ARCH ?= x86_64
 APPEND ?=
 
-.PHONY: all run check harness-test base apply export quilt-check deps help
+.PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify help
 
 all: run
 
@@ -15,6 +15,12 @@ check:
 
 harness-test:
 	tests/harness-test.sh
+
+bisect:
+	scripts/bisect.sh $(ARCH)
+
+bisect-verify:
+	scripts/bisect-verify.sh
 
 deps:
 	scripts/deps.sh

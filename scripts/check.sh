@@ -3,9 +3,9 @@
 usage="usage: check.sh [-h|--help] [ARCH...|all]
 
 The project's tests ('make check'): the harness unit tests (tests/harness-test.sh), the quilt
-round trip (scripts/quilt-check.sh) and the main job on every arch (scripts/run.sh all, or the
-ARCHes given). Prints the time of every stage and ends with the line 'N passed, N failed'
-(one count per harness unit test, one for quilt, one per arch booted). Exit 0 only if all
+round trip (scripts/quilt-check.sh), the main job on every arch (scripts/run.sh all, or the
+ARCHes given) and planted failures on the first of them (tests/planted-test.sh). Prints the time of every stage and ends with the line 'N passed, N failed'
+(one count per harness unit test and planted failure, one for quilt, one per arch). Exit 0 only if all
 passed.
 
 Options:
@@ -47,12 +47,30 @@ rm -f "$out"
 rc=0
 timed "quilt push -a" "$KS_ROOT/scripts/quilt-check.sh" || rc=$?
 count $rc
+rc=0
+timed "per-patch matrix (make bisect-verify)" "$KS_ROOT/scripts/bisect-verify.sh" || rc=$?
+count $rc
 
 for a in $arches; do
 	rc=0
 	timed "main job $a" "$KS_ROOT/scripts/run.sh" "$a" || rc=$?
 	count $rc
 done
+
+# Planted failures on the first arch booted: each must give its own exit code.
+first=${arches%%[[:space:]]*}
+out=$(mktemp)
+timed "planted failures $first" "$KS_ROOT/tests/planted-test.sh" "$first" | tee "$out"
+passed=$((passed + $(grep -c '^ok ' "$out")))
+failed=$((failed + $(grep -c '^not ok ' "$out")))
+rm -f "$out"
+
+# The bisection must name the planted bad patch of its fixture series.
+out=$(mktemp)
+timed "bisection fixture $first" "$KS_ROOT/tests/bisect-test.sh" "$first" | tee "$out"
+passed=$((passed + $(grep -c '^ok ' "$out")))
+failed=$((failed + $(grep -c '^not ok ' "$out")))
+rm -f "$out"
 
 echo "total time: $((SECONDS - t_start)) s"
 echo "$passed passed, $failed failed"

@@ -55,7 +55,8 @@ expand_arches() {
 	local a
 	for a in $(echo "$*" | tr ',' ' '); do
 		if [ "$a" = all ]; then
-			arch_names | grep -v -- '-' || true
+			# Every arch without a variant suffix, the default (x86_64) first.
+			arch_names | grep -v -- '-' | sort -r || true
 			continue
 		fi
 		(load_arch "$a") || exit 64
