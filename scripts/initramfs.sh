@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: initramfs.sh [-h|--help] ARCH
 
-Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c compiled with the
-arch's cross compiler (-static), qemu/guest/tests.list as /etc/tests.list, and the test
-modules it names, copied from the ARCH build (scripts/build.sh) with debug info stripped.
+Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c and the test
+programs qemu/guest/tests/*.c (into /bin) compiled with the arch's cross compiler (-static),
+qemu/guest/tests.list as /etc/tests.list, and the test modules it names, copied from the ARCH build (scripts/build.sh) with debug info stripped.
 Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz.
 
 Options:
@@ -35,11 +35,20 @@ list=$stage/cpio.list
 	done
 	echo "file /init $stage/init 0755 0 0"
 	echo "file /etc/tests.list $KS_ROOT/qemu/guest/tests.list 0644 0 0"
+	echo "dir /bin 0755 0 0"
 } > "$list"
+
+# Guest test programs (tests.list kind "exec"): one static binary per qemu/guest/tests/*.c.
+for c in "$KS_ROOT"/qemu/guest/tests/*.c; do
+	[ -e "$c" ] || break
+	b=$(basename "$c" .c)
+	${CROSS}gcc -static -O2 -Wall -Wextra -Werror -o "$stage/$b" "$c"
+	echo "file /bin/$b $stage/$b 0755 0 0" >> "$list"
+done
 
 # Every module the test list names; one that is not built is left out (the guest then
 # reports the test as SKIP), but a module file that exists must be the one from this build.
-for m in $(grep -v '^#' "$KS_ROOT/qemu/guest/tests.list" | awk 'NF >= 3 { print $3 }' | sort -u); do
+for m in $(grep -v '^#' "$KS_ROOT/qemu/guest/tests.list" | awk 'NF >= 3 && $3 ~ /\.ko$/ { print $3 }' | sort -u); do
 	ko=$(cd "$KS_BUILD" && find . -name "$m" -not -path './.tmp*' | head -1)
 	if [ -z "$ko" ]; then
 		note "$m not built for $ARCH_NAME; the guest will report it as SKIP"

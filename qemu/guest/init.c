@@ -18,8 +18,10 @@
  *	test_vmalloc	"Summary: CASE passed: P failed: F ..." lines, one case per CASE,
  *			summed over the worker threads; a case fails if F > 0.
  *	ktap		the module prints KTAP itself (KUnit); its lines are nested as they are.
+ *	exec		MODULE is a program in /bin (qemu/guest/tests/MODULE.c) that prints
+ *			KTAP on its standard output; nested like ktap. Arguments are passed on.
  *
- * A module file that is missing gives "# SKIP" (the feature is not in this tree). Kernel
+ * A module or program file that is missing gives "# SKIP" (not built in this tree). Kernel
  * command-line arguments of the form MODULE.PARAM=VALUE are appended to that module's
  * arguments, as modprobe does; harness.only=NAME[,NAME...] runs only the named tests.
  *
@@ -36,6 +38,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_TESTS	64
@@ -392,7 +395,9 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 			continue;
 		if (!started) {
 			line = strstr(line, "TAP version") - (strstr(line, "KTAP version") ? 1 : 0);
+			out("    %s\n    # Subtest: %s\n", line, t->name);
 			started = 1;
+			continue;
 		}
 		out("    %s\n", line);
 		if (!strncmp(line, "not ok ", 7)) {
@@ -404,27 +409,83 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 	}
 	free(copy);
 	if (!results) {
-		out("# %s: no KTAP results in the log; module load returned %d\n", t->name, ret);
+		out("# %s: no KTAP results in its output; it returned %d\n", t->name, ret);
 		ok = 0;
 	}
 	out("%s %d %s\n", ok ? "ok" : "not ok", num, t->name);
 	return ok;
 }
 
+/*
+ * Run @path with the words of @args, collecting its standard output into a buffer (caller
+ * frees). *@ret gets its exit status, or -errno if it could not run.
+ */
+static char *run_program(const char *path, const char *args, int *ret)
+{
+	char *argv[32], *copy = strdup(args), *save, *tok;
+	size_t len = 0, cap = 1 << 16;
+	char *log = malloc(cap);
+	int pfd[2], argc = 0, status;
+	pid_t pid;
+
+	if (!log || !copy || pipe(pfd)) {
+		free(log);
+		free(copy);
+		return NULL;
+	}
+	argv[argc++] = (char *)path;
+	for (tok = strtok_r(copy, " \t", &save); tok && argc < 31; tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], STDOUT_FILENO);
+		close(pfd[0]);
+		close(pfd[1]);
+		execv(path, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t n;
+
+		if (len + 4096 + 1 > cap) {
+			char *bigger = realloc(log, cap * 2);
+
+			if (!bigger)
+				break;
+			log = bigger;
+			cap *= 2;
+		}
+		n = read(pfd[0], log + len, 4096);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	log[len] = '\0';
+	close(pfd[0]);
+	free(copy);
+	*ret = -ECHILD;
+	if (pid > 0 && waitpid(pid, &status, 0) == pid)
+		*ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return log;
+}
+
 static void run_test(int num, const struct test *t)
 {
+	int is_exec = !strcmp(t->kind, "exec");
 	char path[256];
 	struct stat st;
 	char *log;
 	int ret;
 
-	snprintf(path, sizeof(path), "/lib/modules/%s", t->module);
+	snprintf(path, sizeof(path), is_exec ? "/bin/%s" : "/lib/modules/%s", t->module);
 	if (stat(path, &st)) {
 		out("ok %d %s # SKIP %s is not built in this tree\n", num, t->name, t->module);
 		return;
 	}
-	out("# %s: loading %s %s\n", t->name, t->module, t->args);
-	log = run_module(path, t->args, &ret);
+	out("# %s: %s %s %s\n", t->name, is_exec ? "running" : "loading", t->module, t->args);
+	log = is_exec ? run_program(path, t->args, &ret) : run_module(path, t->args, &ret);
 	if (!log) {
 		out("not ok %d %s # out of memory\n", num, t->name);
 		return;
@@ -433,7 +494,7 @@ static void run_test(int num, const struct test *t)
 		report_summary(num, t, log, ret, parse_test_bpf);
 	else if (!strcmp(t->kind, "test_vmalloc"))
 		report_summary(num, t, log, ret, parse_test_vmalloc);
-	else if (!strcmp(t->kind, "ktap"))
+	else if (!strcmp(t->kind, "ktap") || is_exec)
 		report_ktap(num, t, log, ret);
 	else
 		out("not ok %d %s # unknown kind '%s' in tests.list\n", num, t->name, t->kind);
