@@ -23,7 +23,7 @@ pkgs="make gcc git python3 jq bc flex bison cpio gzip xz-utils kmod libelf-dev l
 	dwarves ccache gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
 	libc6-dev-arm64-cross libc6-dev-riscv64-cross
 	qemu-system-x86 qemu-system-arm qemu-system-misc opensbi
-	busybox-static quilt b4 gnuplot-nox"
+	busybox-static quilt b4 gnuplot-nox shellcheck"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
