@@ -3,7 +3,7 @@
 ARCH ?= x86_64
 APPEND ?=
 
-.PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify help
+.PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint help
 
 all: run
 
@@ -21,6 +21,9 @@ bisect:
 
 bisect-verify:
 	scripts/bisect-verify.sh
+
+lint:
+	scripts/lint-series.sh
 
 deps:
 	scripts/deps.sh

@@ -48,6 +48,9 @@ rc=0
 timed "quilt push -a" "$KS_ROOT/scripts/quilt-check.sh" || rc=$?
 count $rc
 rc=0
+timed "mail gates (checkpatch --strict, Signed-off-by, prefixes)" "$KS_ROOT/scripts/lint-series.sh" || rc=$?
+count $rc
+rc=0
 timed "per-patch matrix (make bisect-verify)" "$KS_ROOT/scripts/bisect-verify.sh" || rc=$?
 count $rc
 

@@ -5,7 +5,8 @@ usage="usage: harness-test.sh [-h|--help]
 Unit tests of the harness itself, without booting: scripts/report.sh on saved console logs
 (tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
 expected failure that passed), unknown ARCH names, a series whose patch does not apply, a
-kconfig fragment whose option a dependency drops, and shellcheck of the scripts. Prints KTAP; exits 1 if any test failed.
+kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
+missing sign-off, an unknown subject prefix and a checkpatch error, and shellcheck. Prints KTAP; exits 1 if any test failed.
 
 Options:
   -h, --help   show this help"
@@ -40,7 +41,7 @@ expect() {
 }
 
 echo "KTAP version 1"
-echo "1..14"
+echo "1..17"
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -64,6 +65,15 @@ expect apply_names_bad_patch 1 "patch 2/3 '0002-break.patch' does not apply" \
 # A fragment option that a dependency drops is an error naming it (config stage only).
 expect build_dropped_option 1 'CONFIG_KASAN_SW_TAGS=y \(from dropped.config' \
 	"$R/scripts/build.sh" --fragment "$F/dropped.config" x86_64
+
+# Mail gates: each planted defect of the lint fixture series is named with its patch.
+L=$F/series-lint
+expect lint_missing_signoff 1 "0001-nosob.patch: no 'Signed-off-by: " \
+	"$R/scripts/lint-series.sh" --series "$L/series" --patches "$L"
+expect lint_unknown_prefix 1 "0002-badprefix.patch: subject 'vmalloc test: .*' does not start" \
+	"$R/scripts/lint-series.sh" --series "$L/series" --patches "$L"
+expect lint_checkpatch_finding 1 '0003-style.patch: checkpatch: .*TRAILING_WHITESPACE' \
+	"$R/scripts/lint-series.sh" --series "$L/series" --patches "$L"
 
 # The harness scripts themselves: shellcheck at warning level (sourced-file and
 # unused-variable notes are expected with lib.sh and the arch data files).

@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: lint-series.sh [-h|--help] [--series FILE] [--patches DIR]
+
+Mail gates for every patch of the series: the base tree's scripts/checkpatch.pl --strict with
+no error, warning or check (except those in review/checkpatch-exceptions, each with its
+reason); a Signed-off-by: from the patch's author; a subject 'PREFIX: summary' with a PREFIX
+from review/subject-prefixes. Every finding is listed with its patch; exit 1 if any.
+
+Options:
+  --series FILE   series file (default: series)
+  --patches DIR   patch directory (default: patches/)
+  -h, --help      show this help"
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+series=$KS_ROOT/series
+pdir=$KS_ROOT/patches
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--series) series=$2; shift ;;
+	--patches) pdir=$2; shift ;;
+	*) echo "$usage" >&2; exit 64 ;;
+	esac
+	shift
+done
+[ -f "$series" ] || die "no series file $series"
+pdir=$(realpath "$pdir")
+[ -f "$KS_SRC/scripts/checkpatch.pl" ] || die "no base tree at $KS_SRC (run scripts/fetch-base.sh)"
+
+bad=0
+finding() {
+	echo "$1: $2"
+	bad=$((bad + 1))
+}
+k=0
+for n in $(sed -e 's/#.*//' "$series" | awk 'NF { print $1 }'); do
+	k=$((k + 1))
+	p=$pdir/$n
+	[ -f "$p" ] || { finding "$n" "named in the series but missing"; continue; }
+
+	ignore=$(awk -F'\t' -v n="$n" '!/^#/ && $1 == n { printf "%s%s", sep, $2; sep = "," }' \
+		"$KS_ROOT/review/checkpatch-exceptions")
+	if ! out=$(cd "$KS_SRC" && perl scripts/checkpatch.pl --strict --terse --show-types \
+			${ignore:+--ignore "$ignore"} "$p" 2>&1); then
+		found=$(echo "$out" | grep -E '(ERROR|WARNING|CHECK):' | sed "s|^$p:||")
+		[ -n "$found" ] || found="checkpatch.pl failed: $out"
+		while read -r line; do
+			finding "$n" "checkpatch: $line"
+		done <<< "$found"
+	fi
+
+	author=$(sed -n 's/^From: *//p' "$p" | head -1)
+	grep -qixF "Signed-off-by: $author" "$p" ||
+		finding "$n" "no 'Signed-off-by: $author' (the From: author)"
+
+	subject=$(sed -n '/^Subject: /{s/^Subject: *//;s/^\[[^]]*\] *//;p;q}' "$p")
+	prefix=${subject%%: *}
+	if [ "$prefix" = "$subject" ] ||
+	   ! grep -v '^#' "$KS_ROOT/review/subject-prefixes" | grep -qxF -- "$prefix"; then
+		finding "$n" "subject '$subject' does not start with a prefix of review/subject-prefixes"
+	fi
+done
+if [ "$bad" -ne 0 ]; then
+	die "$bad finding(s) in $k patch(es)"
+fi
+note "$k patch(es): checkpatch --strict clean, signed off, subject prefixes known"
