@@ -3,10 +3,12 @@
 usage="usage: check.sh [-h|--help] [ARCH...|all]
 
 The project's tests ('make check'): the harness unit tests (tests/harness-test.sh), the quilt
-round trip (scripts/quilt-check.sh), the main job on every arch (scripts/run.sh all, or the
-ARCHes given) and planted failures on the first of them (tests/planted-test.sh). Prints the time of every stage and ends with the line 'N passed, N failed'
-(one count per harness unit test and planted failure, one for quilt, one per arch). Exit 0 only if all
-passed.
+round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), the per-patch
+matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
+all), then on the first arch planted failures (tests/planted-test.sh) and the bisection of a
+fixture series (tests/bisect-test.sh). Prints the time of every stage and ends with the line
+'N passed, N failed': one count per KTAP result of the test scripts and one per other stage.
+Exit 0 only if all passed.
 
 Options:
   -h, --help   show this help"
@@ -38,11 +40,17 @@ timed() {
 timed "deps" "$KS_ROOT/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
 timed "base" "$KS_ROOT/scripts/fetch-base.sh" || { echo "0 passed, 1 failed"; exit 1; }
 
-out=$(mktemp)
-timed "harness unit tests" "$KS_ROOT/tests/harness-test.sh" | tee "$out"
-passed=$((passed + $(grep -c '^ok ' "$out")))
-failed=$((failed + $(grep -c '^not ok ' "$out")))
-rm -f "$out"
+# ktap_stage NAME CMD...: run a KTAP-printing test script as a stage; count its results.
+ktap_stage() {
+	local out
+	out=$(mktemp)
+	timed "$@" | tee "$out"
+	passed=$((passed + $(grep -c '^ok ' "$out")))
+	failed=$((failed + $(grep -c '^not ok ' "$out")))
+	rm -f "$out"
+}
+
+ktap_stage "harness unit tests" "$KS_ROOT/tests/harness-test.sh"
 
 rc=0
 timed "quilt push -a" "$KS_ROOT/scripts/quilt-check.sh" || rc=$?
@@ -62,18 +70,10 @@ done
 
 # Planted failures on the first arch booted: each must give its own exit code.
 first=${arches%%[[:space:]]*}
-out=$(mktemp)
-timed "planted failures $first" "$KS_ROOT/tests/planted-test.sh" "$first" | tee "$out"
-passed=$((passed + $(grep -c '^ok ' "$out")))
-failed=$((failed + $(grep -c '^not ok ' "$out")))
-rm -f "$out"
+ktap_stage "planted failures $first" "$KS_ROOT/tests/planted-test.sh" "$first"
 
 # The bisection must name the planted bad patch of its fixture series.
-out=$(mktemp)
-timed "bisection fixture $first" "$KS_ROOT/tests/bisect-test.sh" "$first" | tee "$out"
-passed=$((passed + $(grep -c '^ok ' "$out")))
-failed=$((failed + $(grep -c '^not ok ' "$out")))
-rm -f "$out"
+ktap_stage "bisection fixture $first" "$KS_ROOT/tests/bisect-test.sh" "$first"
 
 echo "total time: $((SECONDS - t_start)) s"
 echo "$passed passed, $failed failed"

@@ -18,23 +18,16 @@ esac
 arch=${1:-x86_64}
 R=$(cd "$(dirname "$0")/.." && pwd)
 F=$R/tests/fixtures/series-bisect
+. "$R/tests/ktap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
+# check NAME CONDITION: CONDITION (shell code) holds; else show bisect.sh's output.
 check() {
-	n=$((n + 1))
-	if eval "$2"; then
-		echo "ok $n $1"
-	else
-		echo "not ok $n $1"
-		sed 's/^/#   /' "$tmp/out" | tail -12
-		failed=$((failed + 1))
-	fi
+	eval "$2"
+	ktap_result "$1" $? "$tmp/out" "scripts/bisect.sh said:"
 }
 
-echo "KTAP version 1"
-echo "1..5"
+ktap_plan 5
 rc=0
 "$R/scripts/bisect.sh" --series "$F/series" --patches "$F" --out "$tmp/res" \
 	--append harness.only=test_vmalloc "$arch" > "$tmp/out" 2>&1 || rc=$?
@@ -44,5 +37,4 @@ check matrix_has_3_rows '[ "$(grep -vc "^#" "$tmp/res/bisect.tsv")" -eq 3 ]'
 check names_patch_2 'grep -q "^first bad patch: 2/3 0002-lib-test_vmalloc-fixture-patch-two-breaks-the-build.patch ($arch: build failed)" "$tmp/out"'
 check gives_reproducer 'grep -q "^reproduce: scripts/apply.sh --series .* --upto 2 && scripts/build.sh $arch" "$tmp/out"'
 check patches_1_and_3_pass '[ "$(cell 1)" = 0 ] && [ "$(cell 3)" = 0 ]'
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+ktap_end

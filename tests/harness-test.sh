@@ -6,7 +6,8 @@ Unit tests of the harness itself, without booting: scripts/report.sh on saved co
 (tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
 expected failure that passed), unknown ARCH names, a series whose patch does not apply, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
-missing sign-off, an unknown subject prefix and a checkpatch error, and shellcheck. Prints KTAP; exits 1 if any test failed.
+missing sign-off, an unknown subject prefix and a checkpatch error, and shellcheck.
+Prints KTAP; exits 1 if any test failed.
 
 Options:
   -h, --help   show this help"
@@ -19,8 +20,7 @@ esac
 T=$(cd "$(dirname "$0")" && pwd)
 R=$T/..
 F=$T/fixtures
-n=0
-failed=0
+. "$T/ktap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,20 +28,12 @@ trap 'rm -rf "$tmp"' EXIT
 expect() {
 	local name=$1 code=$2 pattern=$3 rc=0
 	shift 3
-	n=$((n + 1))
 	"$@" > "$tmp/out" 2>&1 || rc=$?
-	if [ "$rc" -eq "$code" ] && { [ -z "$pattern" ] || grep -q -E -- "$pattern" "$tmp/out"; }; then
-		echo "ok $n $name"
-	else
-		echo "not ok $n $name"
-		echo "# expected exit $code and /$pattern/, got exit $rc:"
-		sed 's/^/#   /' "$tmp/out" | tail -15
-		failed=$((failed + 1))
-	fi
+	[ "$rc" -eq "$code" ] && { [ -z "$pattern" ] || grep -q -E -- "$pattern" "$tmp/out"; }
+	ktap_result "$name" $? "$tmp/out" "expected exit $code and /$pattern/, got exit $rc:"
 }
 
-echo "KTAP version 1"
-echo "1..17"
+ktap_plan 17
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -80,5 +72,4 @@ expect lint_checkpatch_finding 1 '0003-style.patch: checkpatch: .*TRAILING_WHITE
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"
 
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+ktap_end

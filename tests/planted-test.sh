@@ -24,33 +24,23 @@ while [ $# -gt 0 ]; do
 done
 arch=${1:-x86_64}
 R=$(cd "$(dirname "$0")/.." && pwd)
+. "$R/tests/ktap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
 
 # planted NAME CODE BOOT-ARGS...: boot.sh with BOOT-ARGS exits with CODE.
 planted() {
 	local name=$1 code=$2 rc=0
 	shift 2
-	n=$((n + 1))
 	"$R/scripts/boot.sh" --log "$tmp/$name.log" "$@" "$arch" > "$tmp/out" 2>&1 || rc=$?
-	if [ "$rc" -eq "$code" ]; then
-		echo "ok $n planted_$name"
-	else
-		echo "not ok $n planted_$name"
-		echo "# expected exit $code, got $rc:"
-		sed 's/^/#   /' "$tmp/out" | tail -15
-		failed=$((failed + 1))
-	fi
+	[ "$rc" -eq "$code" ]
+	ktap_result "planted_$name" $? "$tmp/out" "expected exit $code, got $rc:"
 	[ -z "$save" ] || cp "$tmp/$name.log" "$save/$name.log"
 }
 
-echo "KTAP version 1"
-echo "1..4"
+ktap_plan 4
 planted fail 1 --append "harness.only=test_bpf test_bpf.test_name=NO_SUCH_TEST"
 planted panic 2 --append "rdinit=/nonexistent"
 planted timeout 3 --timeout 15
 planted noktap 4 --append "console=tty0 harness.only=none"
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+ktap_end
