@@ -37,9 +37,11 @@ mkdir -p "$KS_DL"
 deb=$KS_DL/${BASE_PKG}_${BASE_DEB_VERSION}_all.deb
 if [ ! -f "$deb" ]; then
 	note "downloading $want with apt-get"
-	# apt's _apt user cannot write into root's cache; download in a temporary directory.
+	# apt downloads as its _apt user, which cannot write into root's cache: download in a
+	# temporary directory that user owns.
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp"
+	! id -u _apt >/dev/null 2>&1 || chown _apt "$tmp"
 	if ! (cd "$tmp" && apt-get download -q "$want"); then
 		rm -rf "$tmp"
 		die "apt-get download $want failed: the pinned version is not in the apt sources.
