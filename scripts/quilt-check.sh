@@ -1,27 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-usage="usage: quilt-check.sh [-h|--help]
+usage="usage: quilt-check.sh [-h|--help] [--series FILE] [--patches DIR]
 
 Prove that 'quilt push -a' applies the series to the base and gives the same tree as
-'git am' (scripts/apply.sh, branch series): check out 'base' in a temporary worktree, push
-all patches with quilt, and compare the result with the series branch.
+'git am' (scripts/apply.sh onto branch quilt-check): check out 'base' in a temporary
+worktree, push all patches with quilt, and compare the result with that branch.
 
 Options:
-  -h, --help   show this help"
+  --series FILE   series file (default: series)
+  --patches DIR   patch directory (default: patches/)
+  -h, --help      show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-case "${1:-}" in
--h|--help) echo "$usage"; exit 0 ;;
-"") ;;
-*) echo "$usage" >&2; exit 64 ;;
-esac
+series=$KS_ROOT/series
+pdir=$KS_ROOT/patches
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--series) series=$(realpath "$2"); shift ;;
+	--patches) pdir=$(realpath "$2"); shift ;;
+	*) echo "$usage" >&2; exit 64 ;;
+	esac
+	shift
+done
 command -v quilt >/dev/null || die "quilt missing (run scripts/deps.sh)"
-if ! grep -q '[^[:space:]]' "$KS_ROOT/series"; then
+if ! grep -q '[^[:space:]]' "$series"; then
 	note "series is empty: nothing for quilt to push"
 	exit 0
 fi
-"$KS_ROOT/scripts/apply.sh" >/dev/null
+"$KS_ROOT/scripts/apply.sh" --series "$series" --patches "$pdir" --branch quilt-check >/dev/null
 
 wt=$(mktemp -d "$KS_CACHE/quilt.XXXXXX")
 cleanup() {
@@ -30,12 +38,12 @@ cleanup() {
 }
 trap cleanup EXIT
 command git -C "$KS_SRC" worktree add -q --detach "$wt" base
-(cd "$wt" && QUILT_PATCHES="$KS_ROOT/patches" QUILT_SERIES="$KS_ROOT/series" \
+(cd "$wt" && QUILT_PATCHES="$pdir" QUILT_SERIES="$series" \
 	quilt push -a -q) || die "quilt push -a failed (see above)"
 rm -rf "$wt/.pc"
 command git -C "$wt" add -A -f .
-if ! command git -C "$wt" diff --cached --quiet series; then
-	command git -C "$wt" diff --cached --stat series >&2
+if ! command git -C "$wt" diff --cached --quiet quilt-check; then
+	command git -C "$wt" diff --cached --stat quilt-check >&2
 	die "quilt push -a gives a different tree from git am (files above)"
 fi
-note "quilt push -a applies $(grep -c . "$KS_ROOT/series") patch(es), same tree as git am"
+note "quilt push -a applies $(grep -c . "$series") patch(es), same tree as git am"

@@ -4,7 +4,8 @@ usage="usage: harness-test.sh [-h|--help]
 
 Unit tests of the harness itself, without booting: scripts/report.sh on saved console logs
 (tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
-expected failure that passed), unknown ARCH names, a series whose patch does not apply, a
+expected failure that passed), unknown ARCH names, a series whose patch does not apply, quilt
+against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, and shellcheck.
 Prints KTAP; exits 1 if any test failed.
@@ -33,7 +34,7 @@ expect() {
 	ktap_result "$name" $? "$tmp/out" "expected exit $code and /$pattern/, got exit $rc:"
 }
 
-ktap_plan 17
+ktap_plan 19
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -53,6 +54,23 @@ expect bad_arch_make 2 'unknown ARCH .mips.; valid names' make -C "$R" ARCH=mips
 expect apply_names_bad_patch 1 "patch 2/3 '0002-break.patch' does not apply" \
 	"$R/scripts/apply.sh" --series "$F/series-bad/series" --patches "$F/series-bad" \
 	--branch harness-test
+
+# quilt push -a and git am give the same tree for a real (fixture) series, and export.sh
+# turns the applied branch back into the same patches (same git patch-ids, same order).
+B=$F/series-bisect
+expect quilt_same_tree_as_git_am 0 'same tree as git am' \
+	"$R/scripts/quilt-check.sh" --series "$B/series" --patches "$B"
+patch_ids() {
+	local p
+	for p in $(cat "$1/series"); do git patch-id --stable < "$1/$p" | cut -d' ' -f1; done
+}
+export_round_trip() {
+	"$R/scripts/apply.sh" --series "$B/series" --patches "$B" --branch export-test &&
+		"$R/scripts/export.sh" --out "$tmp/export" export-test &&
+		[ "$(patch_ids "$tmp/export")" = "$(patch_ids "$B")" ] &&
+		[ "$(wc -l < "$tmp/export/series")" -eq 3 ]
+}
+expect export_round_trip 0 'exported 3 patch' export_round_trip
 
 # A fragment option that a dependency drops is an error naming it (config stage only).
 expect build_dropped_option 1 'CONFIG_KASAN_SW_TAGS=y \(from dropped.config' \
