@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Entry points; every target is a script in scripts/ (run one with --help for its options).
-ARCH ?= x86_64
-APPEND ?=
+# ARCH from the command line only (make ARCH=arm64): an ARCH exported in the environment,
+# as kernel developers often have, does not leak in. bisect defaults to all arches.
+ARCH = x86_64
+APPEND =
+BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
 .PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint help
 
@@ -17,7 +20,7 @@ harness-test:
 	tests/harness-test.sh
 
 bisect:
-	scripts/bisect.sh $(ARCH)
+	scripts/bisect.sh $(BISECT_ARCH)
 
 bisect-verify:
 	scripts/bisect-verify.sh

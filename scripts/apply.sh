@@ -1,17 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: apply.sh [-h|--help] [--series FILE] [--patches DIR] [--upto N] [--branch NAME]
+                [--force]
 
 Apply the quilt series file (patch names in order) onto a fresh branch of the base tree with
 'git am', and report the first patch that fails: its number, name and git am's reason. The
 base tree must exist (scripts/fetch-base.sh). A run with the same patches as the last one
-leaves the branch as it is, so builds stay incremental.
+leaves the branch as it is, so builds stay incremental. Refuses to run when the tree has
+uncommitted changes or untracked files, or when the branch holds commits this script did not
+make (a developer's work: export it with scripts/export.sh first, or use --force).
 
 Options:
   --series FILE   series file (default: series in the repo)
   --patches DIR   directory of the patch files (default: patches/ in the repo)
   --upto N        apply only the first N patches (default: all)
   --branch NAME   branch to (re)create from 'base' (default: series)
+  --force         recreate the branch even if it holds commits of its own
   -h, --help      show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -20,6 +24,7 @@ series=$KS_ROOT/series
 pdir=$KS_ROOT/patches
 upto=
 branch=series
+force=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
@@ -27,12 +32,14 @@ while [ $# -gt 0 ]; do
 	--patches) pdir=$2; shift ;;
 	--upto) upto=$2; shift ;;
 	--branch) branch=$2; shift ;;
+	--force) force=1 ;;
 	*) echo "$usage" >&2; exit 64 ;;
 	esac
 	shift
 done
 [ -d "$KS_SRC/.git" ] || die "no base tree at $KS_SRC (run scripts/fetch-base.sh)"
 [ -f "$series" ] || die "no series file $series"
+ks_lock
 
 mapfile -t names < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$series" | awk 'NF { print $1 }')
 [ -z "$upto" ] || names=("${names[@]:0:$upto}")
@@ -52,10 +59,17 @@ if [ -f "$stamp" ] && [ "$(cut -d' ' -f1 "$stamp")" = "$want" ] &&
 	exit 0
 fi
 
+guard_tree
+tip=$(git rev-parse -q --verify "refs/heads/$branch" || true)
+made=$( [ -f "$stamp" ] && cut -d' ' -f2 "$stamp" || true)
+if [ -n "$tip" ] && [ "$tip" != "$(git rev-parse base)" ] && [ "$tip" != "$made" ] &&
+   [ -z "$force" ]; then
+	die "branch $branch in $KS_SRC holds commits apply.sh did not make (tip ${tip:0:12});
+export them with 'scripts/export.sh $branch' (or rename the branch), or rerun with --force"
+fi
 rm -f "$stamp"
 git am --abort >/dev/null 2>&1 || true
-git checkout -q -f -B "$branch" base
-git clean -q -f -d
+git checkout -q -B "$branch" base
 i=0
 for n in "${names[@]}"; do
 	i=$((i + 1))
@@ -65,6 +79,8 @@ for n in "${names[@]}"; do
 		echo "$out" | sed 's/^/  /' >&2
 		die "patch $i/${#names[@]} '$n' does not apply (git am output above)"
 	fi
+	# Record every commit made here, so a partly applied branch is known as ours.
+	echo "partial $(git rev-parse HEAD)" > "$stamp"
 done
 echo "$want $(git rev-parse HEAD)" > "$stamp"
 note "applied ${#names[@]} patch(es) on branch $branch ($(git rev-parse --short HEAD))"

@@ -41,4 +41,4 @@ if ! diff -u "$want" "$have" > /dev/null; then
 	diff -u "$want" "$have" | sed -n '/^[-+][^-+]/p' | sed 's/^/  /' >&2
 	die "stale or failing matrix; run 'make bisect ARCH=all'"
 fi
-note "matrix covers $k patch(es) x $(expand_arches all | wc -l) arches, every cell passed"
+note "matrix covers $(grep -c . "$want") cell(s) ($(expand_arches all | wc -l) arches), every cell passed"

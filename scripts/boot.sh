@@ -8,6 +8,7 @@ console log, and judge it with scripts/report.sh. Exit codes:
   0  all tests passed            3  wall-clock timeout
   1  a test failed               4  no KTAP at all (boot failure)
   2  kernel panic, oops, BUG, WARN, KASAN, lockdep, RCU stall or hung-task splat
+  5  harness or build error (here: QEMU itself failed)
  64  usage error (for example an unknown ARCH; the message lists the valid names)
 
 Options:
@@ -54,8 +55,19 @@ qemu+=($QEMU_EXTRA)
 note "booting $ARCH_NAME (timeout ${timeout}s): ${qemu[*]}"
 start=$(date +%s)
 rc=0
-timeout -k 10 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1 || rc=$?
+# --foreground: QEMU stays in our process group, so Ctrl-C stops it at once.
+timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1 || rc=$?
 note "QEMU exited with $rc after $(($(date +%s) - start))s; console log: $log"
 timed_out=
-[ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && timed_out=--timed-out
+case $rc in
+0) ;;
+124|137) timed_out=--timed-out ;;
+*)
+	# A guest that panics or powers off makes QEMU exit 0 (-no-reboot); any other code
+	# is QEMU itself failing (missing binary, bad machine or firmware), not the kernel.
+	tail -5 "$log" >&2
+	echo "verdict: 5 (harness error: QEMU exited with $rc)"
+	exit 5
+	;;
+esac
 exec "$KS_ROOT/scripts/report.sh" $timed_out --arch "$ARCH_NAME" "$log"

@@ -39,6 +39,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -eq 1 ] || { echo "$usage" >&2; exit 64; }
 load_arch "$1"
+ks_lock
 [ -f "$src/Makefile" ] || die "no kernel tree at $src (run scripts/fetch-base.sh)"
 
 cfgdir=$KS_CACHE/config/$BUILD_NAME

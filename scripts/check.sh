@@ -20,6 +20,7 @@ case "${1:-}" in
 -*) echo "$usage" >&2; exit 64 ;;
 esac
 arches=$(expand_arches "${@:-all}") || exit 64
+ks_lock
 
 passed=0
 failed=0
@@ -40,13 +41,25 @@ timed() {
 timed "deps" "$KS_ROOT/scripts/deps.sh" || { echo "0 passed, 1 failed"; exit 1; }
 timed "base" "$KS_ROOT/scripts/fetch-base.sh" || { echo "0 passed, 1 failed"; exit 1; }
 
-# ktap_stage NAME CMD...: run a KTAP-printing test script as a stage; count its results.
+# ktap_stage NAME CMD...: run a KTAP-printing test script as a stage and count its results;
+# results missing from its plan, or a failing exit with no "not ok", count as failures.
 ktap_stage() {
-	local out
+	local out rc ok notok plan
 	out=$(mktemp)
 	timed "$@" | tee "$out"
-	passed=$((passed + $(grep -c '^ok ' "$out")))
-	failed=$((failed + $(grep -c '^not ok ' "$out")))
+	rc=${PIPESTATUS[0]}
+	ok=$(grep -c '^ok ' "$out")
+	notok=$(grep -c '^not ok ' "$out")
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$out" | head -1)
+	passed=$((passed + ok))
+	failed=$((failed + notok))
+	if [ "$((ok + notok))" -lt "${plan:-1}" ]; then
+		echo "$1: $((${plan:-1} - ok - notok)) planned result(s) missing"
+		failed=$((failed + ${plan:-1} - ok - notok))
+	elif [ "$rc" -ne 0 ] && [ "$notok" -eq 0 ]; then
+		echo "$1: exit $rc without a failed result"
+		failed=$((failed + 1))
+	fi
 	rm -f "$out"
 }
 

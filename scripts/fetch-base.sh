@@ -41,7 +41,9 @@ if [ ! -f "$deb" ]; then
 	# temporary directory that user owns.
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp"
-	! id -u _apt >/dev/null 2>&1 || chown _apt "$tmp"
+	if [ "$(id -u)" -eq 0 ] && id -u _apt >/dev/null 2>&1; then
+		chown _apt "$tmp"
+	fi
 	if ! (cd "$tmp" && apt-get download -q "$want"); then
 		rm -rf "$tmp"
 		die "apt-get download $want failed: the pinned version is not in the apt sources.

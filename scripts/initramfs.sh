@@ -49,7 +49,8 @@ done
 # Every module the test list names; one that is not built is left out (the guest then
 # reports the test as SKIP), but a module file that exists must be the one from this build.
 for m in $(grep -v '^#' "$KS_ROOT/qemu/guest/tests.list" | awk 'NF >= 3 && $3 ~ /\.ko$/ { print $3 }' | sort -u); do
-	ko=$(cd "$KS_BUILD" && find . -name "$m" -not -path './.tmp*' | head -1)
+	# modules.order lists exactly the modules of the current configuration.
+	ko=$(grep -E "(^|/)${m//./\\.}\$" "$KS_BUILD/modules.order" | head -1 || true)
 	if [ -z "$ko" ]; then
 		note "$m not built for $ARCH_NAME; the guest will report it as SKIP"
 		continue
@@ -58,5 +59,6 @@ for m in $(grep -v '^#' "$KS_ROOT/qemu/guest/tests.list" | awk 'NF >= 3 && $3 ~ 
 	echo "file /lib/modules/$m $stage/$m 0644 0 0" >> "$list"
 done
 
-"$gen" "$list" | gzip -n -1 > "$KS_OUT/initramfs.cpio.gz"
+"$gen" "$list" | gzip -n -1 > "$KS_OUT/initramfs.cpio.gz.tmp"
+mv "$KS_OUT/initramfs.cpio.gz.tmp" "$KS_OUT/initramfs.cpio.gz"
 note "wrote $KS_OUT/initramfs.cpio.gz ($(du -k "$KS_OUT/initramfs.cpio.gz" | cut -f1) KiB)"

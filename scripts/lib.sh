@@ -63,3 +63,25 @@ expand_arches() {
 		echo "$a"
 	done
 }
+
+# ks_lock: take the cache lock for the rest of this script and its children, so that two
+# harness runs never switch the shared source tree or build into one build directory at
+# once. A child of a holder (KS_LOCKED set) does not lock again.
+ks_lock() {
+	[ -z "${KS_LOCKED:-}" ] || return 0
+	mkdir -p "$KS_CACHE"
+	exec 9> "$KS_CACHE/lock"
+	flock -n 9 || die "another harness run holds $KS_CACHE/lock; wait for it to finish"
+	export KS_LOCKED=$$
+}
+
+# guard_tree: refuse to switch branches in the base tree while it holds uncommitted changes
+# or untracked files (a developer's work in progress).
+guard_tree() {
+	local dirty
+	dirty=$(command git -C "$KS_SRC" status --porcelain | head -5)
+	[ -z "$dirty" ] || die "uncommitted changes or untracked files in $KS_SRC:
+$dirty
+commit them on a branch (and export it with scripts/export.sh) or remove them first"
+}
+

@@ -3,7 +3,7 @@
 usage="usage: quilt-check.sh [-h|--help] [--series FILE] [--patches DIR]
 
 Prove that 'quilt push -a' applies the series to the base and gives the same tree as
-'git am' (scripts/apply.sh onto branch quilt-check): check out 'base' in a temporary
+'git am' (scripts/apply.sh onto the scratch branch quilt-check): check out 'base' in a temporary
 worktree, push all patches with quilt, and compare the result with that branch.
 
 Options:
@@ -25,11 +25,13 @@ while [ $# -gt 0 ]; do
 	shift
 done
 command -v quilt >/dev/null || die "quilt missing (run scripts/deps.sh)"
+ks_lock
 if ! grep -q '[^[:space:]]' "$series"; then
 	note "series is empty: nothing for quilt to push"
 	exit 0
 fi
-"$KS_ROOT/scripts/apply.sh" --series "$series" --patches "$pdir" --branch quilt-check >/dev/null
+"$KS_ROOT/scripts/apply.sh" --series "$series" --patches "$pdir" --branch quilt-check --force \
+	>/dev/null
 
 wt=$(mktemp -d "$KS_CACHE/quilt.XXXXXX")
 cleanup() {

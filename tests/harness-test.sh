@@ -34,7 +34,7 @@ expect() {
 	ktap_result "$name" $? "$tmp/out" "expected exit $code and /$pattern/, got exit $rc:"
 }
 
-ktap_plan 19
+ktap_plan 20
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -53,7 +53,23 @@ expect bad_arch_make 2 'unknown ARCH .mips.; valid names' make -C "$R" ARCH=mips
 # A series whose second patch does not apply: apply.sh names it, on a scratch branch.
 expect apply_names_bad_patch 1 "patch 2/3 '0002-break.patch' does not apply" \
 	"$R/scripts/apply.sh" --series "$F/series-bad/series" --patches "$F/series-bad" \
-	--branch harness-test
+	--branch harness-test --force
+
+# apply.sh refuses to recreate a branch that holds a commit it did not make (a developer's
+# unexported work), and leaves that branch alone.
+guard_refuses() {
+	local src own
+	src=$(. "$R/scripts/lib.sh" && echo "$KS_SRC")
+	own=$(git -C "$src" commit-tree -p base -m "unexported work" 'base^{tree}')
+	git -C "$src" branch -f guard-test "$own"
+	"$R/scripts/apply.sh" --series "$F/series-bisect/series" --patches "$F/series-bisect" \
+		--branch guard-test
+	local rc=$?
+	[ "$(git -C "$src" rev-parse guard-test)" = "$own" ] || rc=99
+	git -C "$src" branch -D guard-test >/dev/null
+	return $rc
+}
+expect apply_keeps_unexported_work 1 'holds commits apply.sh did not make' guard_refuses
 
 # quilt push -a and git am give the same tree for a real (fixture) series, and export.sh
 # turns the applied branch back into the same patches (same git patch-ids, same order).
@@ -65,7 +81,7 @@ patch_ids() {
 	for p in $(cat "$1/series"); do git patch-id --stable < "$1/$p" | cut -d' ' -f1; done
 }
 export_round_trip() {
-	"$R/scripts/apply.sh" --series "$B/series" --patches "$B" --branch export-test &&
+	"$R/scripts/apply.sh" --series "$B/series" --patches "$B" --branch export-test --force &&
 		"$R/scripts/export.sh" --out "$tmp/export" export-test &&
 		[ "$(patch_ids "$tmp/export")" = "$(patch_ids "$B")" ] &&
 		[ "$(wc -l < "$tmp/export/series")" -eq 3 ]
@@ -74,7 +90,7 @@ expect export_round_trip 0 'exported 3 patch' export_round_trip
 
 # A fragment option that a dependency drops is an error naming it (config stage only).
 expect build_dropped_option 1 'CONFIG_KASAN_SW_TAGS=y \(from dropped.config' \
-	"$R/scripts/build.sh" --fragment "$F/dropped.config" x86_64
+	"$R/scripts/build.sh" --config-only --fragment "$F/dropped.config" x86_64
 
 # Mail gates: each planted defect of the lint fixture series is named with its patch.
 L=$F/series-lint

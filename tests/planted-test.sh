@@ -42,5 +42,5 @@ ktap_plan 4
 planted fail 1 --append "harness.only=test_bpf test_bpf.test_name=NO_SUCH_TEST"
 planted panic 2 --append "rdinit=/nonexistent"
 planted timeout 3 --timeout 15
-planted noktap 4 --append "console=tty0 harness.only=none"
+planted noktap 4 --append "console=tty0 harness.only="
 ktap_end

@@ -23,7 +23,8 @@
  *
  * A module or program file that is missing gives "# SKIP" (not built in this tree). Kernel
  * command-line arguments of the form MODULE.PARAM=VALUE are appended to that module's
- * arguments, as modprobe does; harness.only=NAME[,NAME...] runs only the named tests.
+ * arguments, as modprobe does; harness.only=NAME[,NAME...] runs only the named tests (a
+ * name tests.list does not have is reported "not ok"; an empty list runs nothing).
  *
  * Keep the console quiet (loglevel=5) so that only warnings and worse interleave with KTAP.
  */
@@ -155,9 +156,32 @@ static int selected(const char *name)
 	return 0;
 }
 
+/* Add a "not listed" entry for every harness.only name that tests.list does not have. */
+static int add_unlisted(struct test *tests, int n, const char *listed)
+{
+	char only[512], *tok, *save;
+
+	if (!cmdline_get("harness.only", only, sizeof(only)))
+		return n;
+	for (tok = strtok_r(only, ",", &save); tok && n < MAX_TESTS;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char key[128];
+
+		snprintf(key, sizeof(key), " %s ", tok);
+		if (strstr(listed, key))
+			continue;
+		tests[n].name = strdup(tok);
+		tests[n].kind = "unlisted";
+		tests[n].module = "-";
+		tests[n].args[0] = '\0';
+		n++;
+	}
+	return n;
+}
+
 static int load_tests(struct test *tests)
 {
-	char line[LINE_MAX_LEN];
+	char line[LINE_MAX_LEN], listed[4096] = " ";
 	int n = 0;
 	FILE *f;
 
@@ -176,6 +200,10 @@ static int load_tests(struct test *tests)
 		module = strtok_r(NULL, " \t\n", &save);
 		if (!name)
 			continue;
+		if (strlen(listed) + strlen(name) + 2 < sizeof(listed)) {
+			strcat(listed, name);
+			strcat(listed, " ");
+		}
 		if (!kind || !module) {
 			out("# harness: bad line in tests.list for '%s'\n", name);
 			continue;
@@ -191,7 +219,7 @@ static int load_tests(struct test *tests)
 		n++;
 	}
 	fclose(f);
-	return n;
+	return add_unlisted(tests, n, listed);
 }
 
 /*
@@ -479,6 +507,11 @@ static void run_test(int num, const struct test *t)
 	char *log;
 	int ret;
 
+	if (!strcmp(t->kind, "unlisted")) {
+		out("not ok %d %s # harness.only names a test tests.list does not have\n",
+		    num, t->name);
+		return;
+	}
 	snprintf(path, sizeof(path), is_exec ? "/bin/%s" : "/lib/modules/%s", t->module);
 	if (stat(path, &st)) {
 		out("ok %d %s # SKIP %s is not built in this tree\n", num, t->name, t->module);

@@ -13,9 +13,10 @@
  *   percpu_array_oob        a lookup past max_entries gives NULL
  *   internal_mov_rejected   the kernel-internal per-CPU MOV encoding (ALU64 MOV X with
  *                           off = -1) is refused with EINVAL when user space loads it
- *   helper_inlined          the xlated program has no call to bpf_get_smp_processor_id;
- *                           SKIP when the kernel has no per-CPU instruction support
- *                           (no bpf_jit_supports_percpu_insn in /proc/kallsyms)
+ *
+ * These hold on the base and must keep holding when the series inlines the helper and the
+ * lookups. (Whether the inlining happened is a question for the series' own tests: arm64
+ * and riscv64 inline the helper in the JIT, so the xlated program keeps its call there.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,8 +71,12 @@ static int count_cpus(const char *path)
 		buf[0] = '\0';
 	fclose(f);
 	while (*p && *p != '\n') {
-		long a = strtol(p, &p, 10), b = a;
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
 
+		if (end == p)
+			return 0;	/* not a CPU list */
+		p = end;
 		if (*p == '-')
 			b = strtol(p + 1, &p, 10);
 		n += b - a + 1;
@@ -98,12 +103,6 @@ static void result(int ok, const char *name, const char *fmt, ...)
 	printf("%s %d %s\n", ok ? "ok" : "not ok", ++casenum, name);
 	if (!ok)
 		failures++;
-	fflush(stdout);
-}
-
-static void skip(const char *name, const char *why)
-{
-	printf("ok %d %s # SKIP %s\n", ++casenum, name, why);
 	fflush(stdout);
 }
 
@@ -196,7 +195,7 @@ static void test_smp_processor_id(void)
 		EXIT(),
 	};
 	int fd = prog_load(prog, 2), cpu, bad = 0;
-	uint32_t ret;
+	uint32_t ret = 0;
 
 	if (fd < 0) {
 		print_log();
@@ -341,73 +340,12 @@ static void test_internal_mov_rejected(void)
 	       fd >= 0 ? "a program fd" : strerror(-fd));
 }
 
-static int kernel_has_symbol(const char *sym)
-{
-	char line[512];
-	size_t len = strlen(sym);
-	FILE *f = fopen("/proc/kallsyms", "r");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *name = strrchr(line, ' ');
-
-		found = name && !strncmp(name + 1, sym, len) &&
-			(name[1 + len] == '\n' || name[1 + len] == '\t');
-	}
-	fclose(f);
-	return found;
-}
-
-static void test_helper_inlined(void)
-{
-	const struct bpf_insn prog[] = {
-		CALL(BPF_FUNC_get_smp_processor_id),
-		EXIT(),
-	};
-	struct bpf_insn xlated[64];
-	struct bpf_prog_info info;
-	union bpf_attr a;
-	int fd, i, n, calls = 0;
-
-	if (!kernel_has_symbol("bpf_jit_supports_percpu_insn")) {
-		skip("helper_inlined", "per-CPU instruction support is not in this kernel");
-		return;
-	}
-	fd = prog_load(prog, 2);
-	if (fd < 0) {
-		result(0, "helper_inlined", "load failed: %s", strerror(-fd));
-		return;
-	}
-	memset(&info, 0, sizeof(info));
-	info.xlated_prog_len = sizeof(xlated);
-	info.xlated_prog_insns = (uintptr_t)xlated;
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uintptr_t)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
-		result(0, "helper_inlined", "get info failed: %s", strerror(errno));
-		close(fd);
-		return;
-	}
-	n = info.xlated_prog_len / sizeof(xlated[0]);
-	for (i = 0; i < n && i < 64; i++)
-		if (xlated[i].code == (BPF_JMP | BPF_CALL) && xlated[i].src_reg == 0 &&
-		    xlated[i].imm == BPF_FUNC_get_smp_processor_id)
-			calls++;
-	close(fd);
-	result(!calls, "helper_inlined", "%d xlated insns, %d helper calls, %u jited bytes",
-	       n, calls, info.jited_prog_len);
-}
-
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ncpus = count_cpus("/sys/devices/system/cpu/online");
 	npossible = count_cpus("/sys/devices/system/cpu/possible");
-	printf("KTAP version 1\n1..7\n");
+	printf("KTAP version 1\n1..6\n");
 	printf("# %d online CPUs, %d possible\n", ncpus, npossible);
 	if (ncpus < 1 || npossible < ncpus) {
 		printf("# cannot read the CPU lists from sysfs\n");
@@ -419,6 +357,5 @@ int main(void)
 	test_inc("percpu_hash_slot", BPF_MAP_TYPE_PERCPU_HASH, 0);
 	test_percpu_array_oob();
 	test_internal_mov_rejected();
-	test_helper_inlined();
 	return failures ? 1 : 0;
 }
