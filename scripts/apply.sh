@@ -41,7 +41,7 @@ done
 [ -f "$series" ] || die "no series file $series"
 ks_lock
 
-mapfile -t names < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$series" | awk 'NF { print $1 }')
+mapfile -t names < <(series_names "$series")
 [ -z "$upto" ] || names=("${names[@]:0:$upto}")
 for n in "${names[@]}"; do
 	[ -f "$pdir/$n" ] || die "series names $n, which is not in $pdir"

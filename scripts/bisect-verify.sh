@@ -28,7 +28,7 @@ want=$(mktemp)
 have=$(mktemp)
 trap 'rm -f "$want" "$have"' EXIT
 k=0
-for n in $(sed -e 's/#.*//' "$KS_ROOT/series" | awk 'NF { print $1 }'); do
+for n in $(series_names "$KS_ROOT/series"); do
 	k=$((k + 1))
 	pid=$(git patch-id --stable < "$KS_ROOT/patches/$n" | cut -d' ' -f1)
 	for a in $(expand_arches all); do

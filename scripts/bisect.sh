@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
 done
 arches=$(expand_arches "${@:-all}") || exit 64
 [ -f "$series" ] || die "no series file $series"
-mapfile -t names < <(sed -e 's/#.*//' "$series" | awk 'NF { print $1 }')
+mapfile -t names < <(series_names "$series")
 for n in "${names[@]}"; do
 	[ -f "$pdir/$n" ] || die "series names $n, which is not in $pdir"
 done

@@ -64,6 +64,12 @@ expand_arches() {
 	done
 }
 
+# series_names FILE: the patch file names of a quilt series file, one per line, in order
+# (comments, blank lines and quilt's per-patch options such as -p1 dropped).
+series_names() {
+	sed -e 's/#.*//' "$1" | awk 'NF { print $1 }'
+}
+
 # ks_lock: take the cache lock for the rest of this script and its children, so that two
 # harness runs never switch the shared source tree or build into one build directory at
 # once. A child of a holder (KS_LOCKED set) does not lock again.

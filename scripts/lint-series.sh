@@ -35,7 +35,7 @@ finding() {
 	bad=$((bad + 1))
 }
 k=0
-for n in $(sed -e 's/#.*//' "$series" | awk 'NF { print $1 }'); do
+for n in $(series_names "$series"); do
 	k=$((k + 1))
 	p=$pdir/$n
 	[ -f "$p" ] || { finding "$n" "named in the series but missing"; continue; }

@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 command -v quilt >/dev/null || die "quilt missing (run scripts/deps.sh)"
 ks_lock
-if ! grep -q '[^[:space:]]' "$series"; then
+if [ -z "$(series_names "$series")" ]; then
 	note "series is empty: nothing for quilt to push"
 	exit 0
 fi
@@ -48,4 +48,4 @@ if ! command git -C "$wt" diff --cached --quiet quilt-check; then
 	command git -C "$wt" diff --cached --stat quilt-check >&2
 	die "quilt push -a gives a different tree from git am (files above)"
 fi
-note "quilt push -a applies $(grep -c . "$series") patch(es), same tree as git am"
+note "quilt push -a applies $(series_names "$series" | wc -l) patch(es), same tree as git am"
