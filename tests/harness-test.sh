@@ -4,7 +4,7 @@ usage="usage: harness-test.sh [-h|--help]
 
 Unit tests of the harness itself, without booting: scripts/report.sh on saved console logs
 (tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
-expected failure that passed), unknown ARCH names, a series whose patch does not apply, quilt
+expected failure that passed, KTAP of built-in KUnit before the guest's own), unknown ARCH names, a series whose patch does not apply, quilt
 against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, and shellcheck.
@@ -34,7 +34,7 @@ expect() {
 	ktap_result "$name" $? "$tmp/out" "expected exit $code and /$pattern/, got exit $rc:"
 }
 
-ktap_plan 20
+ktap_plan 21
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -43,6 +43,7 @@ expect report_panic 2 'Kernel panic' "$R/scripts/report.sh" "$F/panic.log"
 expect report_warn_with_passing_tests 2 'WARNING: ' "$R/scripts/report.sh" "$F/warn.log"
 expect report_timeout 3 'timed out' "$R/scripts/report.sh" --timed-out "$F/timeout.log"
 expect report_no_ktap 4 'no KTAP' "$R/scripts/report.sh" "$F/noktap.log"
+expect report_skips_boot_ktap 0 'cases: 6 passed, 0 failed' "$R/scripts/report.sh" "$F/boot-ktap.log"
 expect report_xpass_fails 1 'XPASS +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/xpass.log"
 expect bad_arch_boot 64 'valid names: .*x86_64.*arm64.*riscv64|valid names: .*arm64.*riscv64.*x86_64' \
