@@ -104,7 +104,7 @@ for a in $arches; do
 			[ "$rc" -eq 4 ] || boot=yes
 			read -r p f s x < <(sed -n -E 's/^cases: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped, ([0-9]+) xfail.*/\1 \2 \3 \4/p' "$log.report")
 			p=${p:-0} f=${f:-0} s=${s:-0} x=${x:-0}
-			splats=$(grep -a -c -E -f <(grep -v '^#' "$KS_ROOT/qemu/splat.patterns") "$log.console")
+			splats=$(grep -a -c -E -f <(splat_patterns) "$log.console")
 		fi
 		printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n' "$k" "$n" \
 			"$subject" "$pid" "$a" "$build" "$boot" "$verdict" "$p" "$f" "$s" "$x" \

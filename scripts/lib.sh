@@ -9,7 +9,7 @@ KS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$KS_ROOT/base.conf"
 
 KS_CACHE=${KSERIES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kseries}
-KS_SRC=$KS_CACHE/linux-$BASE_DEB_VERSION      # git tree: branch "base" + series branches
+KS_SRC=$KS_CACHE/linux-$BASE_DEB_VERSION      # git tree: tag "base", branch "series" and scratch branches
 KS_DL=$KS_CACHE/dl
 export CCACHE_DIR=${CCACHE_DIR:-$KS_CACHE/ccache}
 
@@ -62,6 +62,12 @@ expand_arches() {
 		(load_arch "$a") || exit 64
 		echo "$a"
 	done
+}
+
+# splat_patterns: the console patterns of qemu/splat.patterns (extended regular
+# expressions, comments dropped), for grep -E -f.
+splat_patterns() {
+	grep -v '^#' "$KS_ROOT/qemu/splat.patterns"
 }
 
 # series_names FILE: the patch file names of a quilt series file, one per line, in order

@@ -41,7 +41,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 summary=$tmp/summary
 
-splats=$(grep -a -n -E -f <(grep -v '^#' "$KS_ROOT/qemu/splat.patterns") "$log" | head -20 || true)
+splats=$(grep -a -n -E -f <(splat_patterns) "$log" | head -20 || true)
 verdict=0
 {
 	echo "arch: ${arch:-?}  log: $log"
