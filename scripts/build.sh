@@ -3,9 +3,10 @@
 usage="usage: build.sh [-h|--help] [--debug] [--fragment FILE] [--config-only] [--src DIR] ARCH
 
 Configure and build the guest kernel for ARCH out of tree (O=) with ccache: tinyconfig, then
-qemu/config/common.config, qemu/config/BUILD_NAME.config (and qemu/config/debug.config with --debug)
-merged by the kernel's scripts/kconfig/merge_config.sh. Fails, listing them, if any option the
-fragments request is not set so in the final .config. Image and modules are built in one make
+qemu/config/common.config, qemu/config/BUILD_NAME.config (or the fragments CONFIG_FRAGMENTS
+of the arch file names, e.g. riscv64 and up for riscv64-up) and qemu/config/debug.config with
+--debug, merged by the kernel's scripts/kconfig/merge_config.sh. Fails, listing them, if any
+option the fragments request is not set so in the final .config. Image and modules are built in one make
 invocation (module BTF must match vmlinux).
 
 Options:
@@ -51,8 +52,12 @@ kmake() {
 		HOSTCC="ccache gcc" "$@"
 }
 
-# Variants of an arch (same BUILD_NAME) share its build and its fragment.
-frags=("$KS_ROOT/qemu/config/common.config" "$KS_ROOT/qemu/config/$BUILD_NAME.config")
+# Variants of an arch (same BUILD_NAME) share its build and its fragment; a variant with its
+# own build lists its fragments in CONFIG_FRAGMENTS.
+frags=("$KS_ROOT/qemu/config/common.config")
+for f in ${CONFIG_FRAGMENTS:-$BUILD_NAME}; do
+	frags+=("$KS_ROOT/qemu/config/$f.config")
+done
 [ -n "$debug" ] && frags+=("$KS_ROOT/qemu/config/debug.config")
 frags+=("${extra_frags[@]}")
 

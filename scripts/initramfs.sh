@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: initramfs.sh [-h|--help] ARCH
 
-Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c and the test
-programs qemu/guest/tests/*.c (into /bin) compiled with the arch's cross compiler (-static),
-qemu/guest/tests.list as /etc/tests.list, and the test modules it names, copied from the ARCH build (scripts/build.sh) with debug info stripped.
+Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c and the test and
+benchmark programs qemu/guest/tests/*.c and qemu/guest/bench/*.c (into /bin) compiled with
+the arch's cross compiler (-static), the lists qemu/guest/*.list into /etc (tests.list runs
+by default, others by harness.list=NAME), and the modules the lists name, copied from the
+ARCH build (scripts/build.sh) with debug info stripped.
 Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz.
 
 Options:
@@ -34,13 +36,15 @@ list=$stage/cpio.list
 		echo "dir $d 0755 0 0"
 	done
 	echo "file /init $stage/init 0755 0 0"
-	echo "file /etc/tests.list $KS_ROOT/qemu/guest/tests.list 0644 0 0"
+	for l in "$KS_ROOT"/qemu/guest/*.list; do
+		echo "file /etc/${l##*/} $l 0644 0 0"
+	done
 	echo "dir /bin 0755 0 0"
 } > "$list"
 
-# Guest test programs (tests.list kind "exec"): one static binary per qemu/guest/tests/*.c.
-for c in "$KS_ROOT"/qemu/guest/tests/*.c; do
-	[ -e "$c" ] || break
+# Guest test and benchmark programs (list kind "exec"): one static binary per .c file.
+for c in "$KS_ROOT"/qemu/guest/tests/*.c "$KS_ROOT"/qemu/guest/bench/*.c; do
+	[ -e "$c" ] || continue
 	b=$(basename "$c" .c)
 	${CROSS}gcc -static -O2 -Wall -Wextra -Werror -o "$stage/$b" "$c"
 	echo "file /bin/$b $stage/$b 0755 0 0" >> "$list"
@@ -48,7 +52,7 @@ done
 
 # Every module the test list names; one that is not built is left out (the guest then
 # reports the test as SKIP), but a module file that exists must be the one from this build.
-for m in $(grep -v '^#' "$KS_ROOT/qemu/guest/tests.list" | awk 'NF >= 3 && $3 ~ /\.ko$/ { print $3 }' | sort -u); do
+for m in $(cat "$KS_ROOT"/qemu/guest/*.list | grep -v '^#' | awk 'NF >= 3 && $3 ~ /\.ko$/ { print $3 }' | sort -u); do
 	# modules.order lists exactly the modules of the current configuration.
 	ko=$(grep -E "(^|/)${m//./\\.}\$" "$KS_BUILD/modules.order" | head -1 || true)
 	if [ -z "$ko" ]; then

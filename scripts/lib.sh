@@ -45,6 +45,7 @@ load_arch() {
 		exit 64
 	fi
 	ARCH_NAME=$name
+	CONFIG_FRAGMENTS=	# optional key: reset, as the files are sourced one after another
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	KS_BUILD=$KS_CACHE/build/$BUILD_NAME
 	KS_OUT=$KS_CACHE/out/$ARCH_NAME

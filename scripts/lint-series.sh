@@ -51,11 +51,13 @@ for n in $(series_names "$series"); do
 		done <<< "$found"
 	fi
 
-	author=$(sed -n 's/^From: *//p' "$p" | head -1)
+	# git mailinfo unfolds and decodes the mail headers (long From: lines are folded).
+	info=$(git mailinfo /dev/null /dev/null < "$p")
+	author="$(sed -n 's/^Author: //p' <<< "$info") <$(sed -n 's/^Email: //p' <<< "$info")>"
 	grep -qixF "Signed-off-by: $author" "$p" ||
 		finding "$n" "no 'Signed-off-by: $author' (the From: author)"
 
-	subject=$(sed -n '/^Subject: /{s/^Subject: *//;s/^\[[^]]*\] *//;p;q}' "$p")
+	subject=$(sed -n 's/^Subject: //p' <<< "$info")
 	prefix=${subject%%: *}
 	if [ "$prefix" = "$subject" ] ||
 	   ! grep -v '^#' "$KS_ROOT/review/subject-prefixes" | grep -qxF -- "$prefix"; then

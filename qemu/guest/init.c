@@ -25,6 +25,8 @@
  * command-line arguments of the form MODULE.PARAM=VALUE are appended to that module's
  * arguments, as modprobe does; harness.only=NAME[,NAME...] runs only the named tests (a
  * name tests.list does not have is reported "not ok"; an empty list runs nothing).
+ * harness.list=LIST reads /etc/LIST.list instead of /etc/tests.list (qemu/guest/LIST.list,
+ * e.g. bench: benchmarks, which ordinary runs leave out).
  *
  * Keep the console quiet (loglevel=5) so that only warnings and worse interleave with KTAP.
  */
@@ -183,11 +185,14 @@ static int load_tests(struct test *tests)
 {
 	char line[LINE_MAX_LEN], listed[4096] = " ";
 	int n = 0;
+	char list[128] = "tests", path[160];
 	FILE *f;
 
-	f = fopen("/etc/tests.list", "r");
+	cmdline_get("harness.list", list, sizeof(list));
+	snprintf(path, sizeof(path), "/etc/%s.list", list);
+	f = fopen(path, "r");
 	if (!f) {
-		out("# harness: cannot open /etc/tests.list: %s\n", strerror(errno));
+		out("# harness: cannot open %s: %s\n", path, strerror(errno));
 		return 0;
 	}
 	while (n < MAX_TESTS && fgets(line, sizeof(line), f)) {

@@ -13,10 +13,21 @@
  *   percpu_array_oob        a lookup past max_entries gives NULL
  *   internal_mov_rejected   the kernel-internal per-CPU MOV encoding (ALU64 MOV X with
  *                           off = -1) is refused with EINVAL when user space loads it
+ *   percpu_array_inner_map  a per-CPU array reached through an array of maps, larger
+ *                           than the inner-map template: keys past the template's
+ *                           max_entries still work (no bound inlined from the template)
+ *   smp_processor_id_inlined
+ *                           the helper call is inlined: gone from the xlated program
+ *                           (x86-64: the verifier's per-CPU load), or kept in xlated but
+ *                           the jited program is shorter than one calling an argument-less
+ *                           helper of the same shape (arm64, riscv64: the JIT's inline)
+ *   percpu_lookup_inlined   per-CPU array and hash lookups use the per-CPU MOV in xlated
  *
- * These hold on the base and must keep holding when the series inlines the helper and the
- * lookups. (Whether the inlining happened is a question for the series' own tests: arm64
- * and riscv64 inline the helper in the JIT, so the xlated program keeps its call there.)
+ * The first seven hold on the base and must keep holding with the series. The last two
+ * test the series' feature and are skipped, with the reason, when the running kernel does
+ * not have it: the guest reads /proc/kallsyms, where the architecture's own definitions of
+ * bpf_jit_supports_percpu_insn and bpf_jit_inlines_helper_call show as text symbols
+ * (T/t) and the generic fallbacks as weak ones (W), or are absent before the series.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,6 +57,9 @@
 /* 16-byte map fd load: r_d = map */
 #define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
 				INSN(0, 0, 0, 0, 0)
+
+/* The kernel-internal per-CPU MOV, as the kernel's xlated dump shows it */
+#define IS_PERCPU_MOV(i)	((i).code == (BPF_ALU64 | BPF_MOV | BPF_X) && (i).off == -1)
 
 static int ncpus;	/* online CPUs, assumed to be 0..ncpus-1 */
 static int npossible;	/* possible CPUs: per-CPU map values come in this many slots */
@@ -116,6 +130,11 @@ static int map_create(enum bpf_map_type type, int value_size, int max_entries)
 	a.value_size = value_size;
 	a.max_entries = max_entries;
 	return sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int map_create_attr(union bpf_attr *a)
+{
+	return sys_bpf(BPF_MAP_CREATE, a);
 }
 
 static int map_lookup(int fd, uint32_t key, void *value)
@@ -340,12 +359,248 @@ static void test_internal_mov_rejected(void)
 	       fd >= 0 ? "a program fd" : strerror(-fd));
 }
 
+/* 1 if /proc/kallsyms has @name as a text symbol (T/t), 0 if weak, absent or unreadable. */
+static int kallsyms_strong(const char *name)
+{
+	char line[512], sym[256], type;
+	int found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %c %255s", &type, sym) == 2 && !strcmp(sym, name))
+			found = type == 'T' || type == 't';
+	fclose(f);
+	return found;
+}
+
+struct prog_dump {
+	struct bpf_insn xlated[256];
+	unsigned int n_xlated;		/* instructions in xlated[] */
+	unsigned int jited_len;		/* bytes of JIT-ed code */
+};
+
+/* Fetch the xlated instructions and the jited length of @fd; 0 or -errno. */
+static int prog_dump(int fd, struct prog_dump *d)
+{
+	struct bpf_prog_info info;
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(d, 0, sizeof(*d));
+	info.xlated_prog_len = sizeof(d->xlated);
+	info.xlated_prog_insns = (uintptr_t)d->xlated;
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uintptr_t)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a))
+		return -errno;
+	if (info.xlated_prog_len > sizeof(d->xlated))
+		return -E2BIG;
+	d->n_xlated = info.xlated_prog_len / sizeof(struct bpf_insn);
+	d->jited_len = info.jited_prog_len;
+	return 0;
+}
+
+/* Count the helper calls and per-CPU MOVs of an xlated dump. */
+static void count_insns(const struct prog_dump *d, int *calls, int *percpu_movs)
+{
+	unsigned int i;
+
+	*calls = 0;
+	*percpu_movs = 0;
+	for (i = 0; i < d->n_xlated; i++) {
+		if (d->xlated[i].code == (BPF_JMP | BPF_CALL) && d->xlated[i].src_reg == 0)
+			(*calls)++;
+		if (IS_PERCPU_MOV(d->xlated[i]))
+			(*percpu_movs)++;
+	}
+}
+
+/* Load "call @helper; exit" and dump it; 0 or -errno. */
+static int load_and_dump_call(int helper, struct prog_dump *d)
+{
+	const struct bpf_insn prog[] = { CALL(helper), EXIT() };
+	int fd = prog_load(prog, 2), err;
+
+	if (fd < 0)
+		return fd;
+	err = prog_dump(fd, d);
+	close(fd);
+	return err;
+}
+
+static void test_smp_processor_id_inlined(int jit_percpu, int jit_inlines)
+{
+	const char *name = "smp_processor_id_inlined";
+	static struct prog_dump id, other;
+	int calls, movs, err;
+
+	if (!jit_percpu && !jit_inlines) {
+		printf("ok %d %s # SKIP the JIT has no per-CPU MOV and inlines no helper "
+		       "(kallsyms: no text symbol bpf_jit_supports_percpu_insn or "
+		       "bpf_jit_inlines_helper_call)\n", ++casenum, name);
+		return;
+	}
+	err = load_and_dump_call(BPF_FUNC_get_smp_processor_id, &id);
+	if (!err)
+		err = load_and_dump_call(BPF_FUNC_ktime_get_ns, &other);
+	if (err) {
+		result(0, name, "load or dump failed: %s", strerror(-err));
+		return;
+	}
+	count_insns(&id, &calls, &movs);
+	if (jit_inlines) {
+		/* arm64, riscv64: the call stays in xlated and the JIT replaces it */
+		result(calls == 1 && id.jited_len < other.jited_len, name,
+		       "JIT inlines: xlated calls %d (want 1), jited %u bytes vs %u for "
+		       "a ktime_get_ns call (want fewer)", calls, id.jited_len, other.jited_len);
+	} else {
+		/* x86-64: the verifier loads cpu_number through the per-CPU MOV */
+		result(calls == 0 && movs == 1, name,
+		       "verifier inlines: xlated has %d calls (want 0), %d per-CPU MOVs "
+		       "(want 1)", calls, movs);
+	}
+}
+
+static void test_percpu_lookup_inlined(int jit_percpu)
+{
+	const char *name = "percpu_lookup_inlined";
+	static struct prog_dump d;
+	static const enum bpf_map_type types[] = {
+		BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_PERCPU_HASH,
+	};
+	int t, bad = 0;
+
+	if (!jit_percpu) {
+		printf("ok %d %s # SKIP the JIT has no per-CPU MOV (kallsyms: no text "
+		       "symbol bpf_jit_supports_percpu_insn)\n", ++casenum, name);
+		return;
+	}
+	for (t = 0; t < 2; t++) {
+		int map = map_create(types[t], sizeof(uint64_t), 4), fd, calls, movs, err;
+
+		if (map < 0) {
+			printf("# map type %d: create failed: %s\n", types[t], strerror(errno));
+			bad++;
+			continue;
+		}
+		fd = load_inc_prog(map, 0, 1);
+		err = fd < 0 ? fd : prog_dump(fd, &d);
+		if (fd >= 0)
+			close(fd);
+		close(map);
+		if (err) {
+			printf("# map type %d: load or dump failed: %s\n", types[t],
+			       strerror(-err));
+			bad++;
+			continue;
+		}
+		count_insns(&d, &calls, &movs);
+		printf("# map type %d: xlated %u insns, %d helper calls, %d per-CPU MOVs\n",
+		       types[t], d.n_xlated, calls, movs);
+		if (movs != 1)
+			bad++;
+	}
+	result(!bad, name, "%d of 2 lookups without exactly one per-CPU MOV", bad);
+}
+
+/*
+ * An array of maps whose template is a 4-entry per-CPU array, holding an 8-entry one.
+ * The program increments inner[6]: the bound must come from the inner map at run time.
+ */
+static void test_percpu_array_inner_map(void)
+{
+	const char *name = "percpu_array_inner_map";
+	uint64_t *val = calloc(npossible, sizeof(*val));
+	int tmpl, inner, outer = -1, fd = -1, cpu, i, bad = 0;
+	union bpf_attr a;
+	uint32_t ret, inner_fd;
+
+	tmpl = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint64_t), 4);
+	inner = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint64_t), 8);
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY_OF_MAPS;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 1;
+	a.inner_map_fd = tmpl;
+	if (tmpl >= 0 && inner >= 0)
+		outer = map_create_attr(&a);
+	inner_fd = inner;
+	if (outer < 0 || map_update(outer, 0, &inner_fd)) {
+		result(0, name, "map setup failed: %s", strerror(errno));
+		goto out;
+	}
+	{
+		struct bpf_insn prog[] = {
+			ST_W(BPF_REG_10, -4, 0),
+			LD_MAP_FD(BPF_REG_1, outer),
+			MOV64_REG(BPF_REG_2, BPF_REG_10),
+			ADD64_IMM(BPF_REG_2, -4),
+			CALL(BPF_FUNC_map_lookup_elem),
+			JEQ_IMM(BPF_REG_0, 0, 11),
+			ST_W(BPF_REG_10, -8, 6),
+			MOV64_REG(BPF_REG_1, BPF_REG_0),
+			MOV64_REG(BPF_REG_2, BPF_REG_10),
+			ADD64_IMM(BPF_REG_2, -8),
+			CALL(BPF_FUNC_map_lookup_elem),
+			JEQ_IMM(BPF_REG_0, 0, 5),
+			LDX_DW(BPF_REG_1, BPF_REG_0, 0),
+			ADD64_IMM(BPF_REG_1, 1),
+			STX_DW(BPF_REG_0, BPF_REG_1, 0),
+			MOV64_IMM(BPF_REG_0, 0),
+			EXIT(),
+			MOV64_IMM(BPF_REG_0, 1),	/* no element */
+			EXIT(),
+		};
+
+		fd = prog_load(prog, sizeof(prog) / sizeof(prog[0]));
+	}
+	if (fd < 0) {
+		print_log();
+		result(0, name, "load failed: %s", strerror(-fd));
+		goto out;
+	}
+	for (cpu = 0; cpu < ncpus; cpu++)
+		for (i = 0; i <= cpu; i++)
+			if (prog_run_on(fd, cpu, &ret) || ret != 0)
+				bad++;
+	if (bad)
+		printf("# %d runs failed or found no element 6\n", bad);
+	if (map_lookup(inner, 6, val))
+		bad++;
+	else
+		for (cpu = 0; cpu < ncpus; cpu++)
+			if (val[cpu] != (uint64_t)cpu + 1) {
+				printf("# cpu %d: inner[6] holds %llu, want %d\n", cpu,
+				       (unsigned long long)val[cpu], cpu + 1);
+				bad++;
+			}
+	result(!bad, name, "inner map of 8 entries behind a 4-entry template: %d errors", bad);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (outer >= 0)
+		close(outer);
+	if (inner >= 0)
+		close(inner);
+	if (tmpl >= 0)
+		close(tmpl);
+	free(val);
+}
+
 int main(void)
 {
+	int jit_percpu = kallsyms_strong("bpf_jit_supports_percpu_insn");
+	int jit_inlines = kallsyms_strong("bpf_jit_inlines_helper_call");
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ncpus = count_cpus("/sys/devices/system/cpu/online");
 	npossible = count_cpus("/sys/devices/system/cpu/possible");
-	printf("KTAP version 1\n1..6\n");
+	printf("KTAP version 1\n1..9\n");
 	printf("# %d online CPUs, %d possible\n", ncpus, npossible);
 	if (ncpus < 1 || npossible < ncpus) {
 		printf("# cannot read the CPU lists from sysfs\n");
@@ -357,5 +612,8 @@ int main(void)
 	test_inc("percpu_hash_slot", BPF_MAP_TYPE_PERCPU_HASH, 0);
 	test_percpu_array_oob();
 	test_internal_mov_rejected();
+	test_percpu_array_inner_map();
+	test_smp_processor_id_inlined(jit_percpu, jit_inlines);
+	test_percpu_lookup_inlined(jit_percpu);
 	return failures ? 1 : 0;
 }

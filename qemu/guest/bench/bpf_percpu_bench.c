@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpf_percpu_bench.c - per-CPU BPF access benchmark, run in the guest by scripts/bench-percpu.sh.
+ *
+ * Three tc programs (BPF_PROG_TYPE_SCHED_CLS), each incrementing one 64-bit slot per run, timed in the kernel by BPF_PROG_TEST_RUN with a repeat count (the
+ * kernel reports the mean nanoseconds per run):
+ *
+ *   glob-arr-inc   array[bpf_get_smp_processor_id()] += 1 on a plain array
+ *   arr-inc        per-CPU array[0] += 1
+ *   hash-inc       per-CPU hash[0] += 1
+ *
+ * and the size of the JIT-ed program "call bpf_get_smp_processor_id; exit" next to
+ * "call bpf_ktime_get_ns; exit" (the same shape with a helper no JIT inlines).
+ *
+ * Output: KTAP, with one machine-readable line per measurement:
+ *   # bench: NAME mops=M.MMM ns=N.NN trials=T repeat=R
+ *   # bench: jited NAME bytes=B
+ * The case fails only if a program cannot be loaded or run, or its slot does not hold the
+ * number of runs afterwards; the numbers themselves are never judged here.
+ *
+ * Static, raw bpf(2) syscalls: no libbpf, so it builds for every arch the harness boots.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define ST_W(d, o, i)		INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
+#define STX_W(d, s, o)		INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
+#define LDX_DW(d, s, o)		INSN(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define STX_DW(d, s, o)		INSN(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
+				INSN(0, 0, 0, 0, 0)
+
+#define TRIALS	5
+#define REPEAT	1000000
+
+static char verifier_log[65536];
+static int casenum, failures;
+
+static long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* Number of CPUs in a sysfs list like "0-3"; 1 if unreadable. */
+static int count_cpus(const char *path)
+{
+	int a, b, n = 0;
+	char sep;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 1;
+	while (fscanf(f, "%d", &a) == 1) {
+		b = a;
+		sep = fgetc(f);
+		if (sep == '-') {
+			if (fscanf(f, "%d", &b) != 1)
+				break;
+			sep = fgetc(f);
+		}
+		n += b - a + 1;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	return n > 0 ? n : 1;
+}
+
+static int map_create(enum bpf_map_type type, int max_entries)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = 4;
+	a.value_size = 8;
+	a.max_entries = max_entries;
+	return sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static int map_update(int fd, uint32_t key, const void *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)value;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+static int map_lookup(int fd, uint32_t key, void *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)value;
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+}
+
+static int prog_load(const struct bpf_insn *insns, int n)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SCHED_CLS;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uintptr_t)"GPL";
+	a.log_buf = (uintptr_t)verifier_log;
+	a.log_size = sizeof(verifier_log);
+	a.log_level = 1;
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0)
+		printf("# load failed: %s\n# %.400s\n", strerror(errno), verifier_log);
+	return fd;
+}
+
+/* Mean ns per run of @repeat runs, or a negative value on error. */
+static double prog_time(int fd, unsigned int repeat)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = fd;
+	a.test.data_in = (uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	a.test.repeat = repeat;
+	if (sys_bpf(BPF_PROG_TEST_RUN, &a)) {
+		printf("# test run failed: %s\n", strerror(errno));
+		return -1;
+	}
+	return a.test.duration;
+}
+
+static unsigned int jited_len(int fd)
+{
+	struct bpf_prog_info info;
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uintptr_t)&info;
+	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a))
+		return 0;
+	return info.jited_prog_len;
+}
+
+static void result(int ok, const char *name)
+{
+	printf("%s %d %s\n", ok ? "ok" : "not ok", ++casenum, name);
+	if (!ok)
+		failures++;
+	fflush(stdout);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Program: key = by_cpu ? smp_processor_id() : 0; v = lookup(map, &key); if (v) *v += 1;
+ * return 0.
+ */
+static void bench_inc(const char *name, enum bpf_map_type type, int by_cpu, int ncpus,
+		      int npossible)
+{
+	int entries = by_cpu ? ncpus : 1, nslots = 1, map, fd, t, ok = 1;
+	struct bpf_insn prog[] = {
+		CALL(BPF_FUNC_get_smp_processor_id),
+		STX_W(BPF_REG_10, BPF_REG_0, -4),
+		LD_MAP_FD(BPF_REG_1, 0),
+		MOV64_REG(BPF_REG_2, BPF_REG_10),
+		ADD64_IMM(BPF_REG_2, -4),
+		CALL(BPF_FUNC_map_lookup_elem),
+		JEQ_IMM(BPF_REG_0, 0, 3),
+		LDX_DW(BPF_REG_1, BPF_REG_0, 0),
+		ADD64_IMM(BPF_REG_1, 1),
+		STX_DW(BPF_REG_0, BPF_REG_1, 0),
+		MOV64_IMM(BPF_REG_0, 0),
+		EXIT(),
+	};
+	double ns[TRIALS];
+	uint64_t *val, sum = 0;
+	int i;
+
+	/* A per-CPU map's value reads as one slot per possible CPU. */
+	if (type != BPF_MAP_TYPE_ARRAY)
+		nslots = npossible;
+	val = calloc(nslots, sizeof(*val));
+	map = map_create(type, entries);
+	if (map < 0 || !val) {
+		printf("# %s: map create failed: %s\n", name, strerror(errno));
+		result(0, name);
+		free(val);
+		return;
+	}
+	if (type == BPF_MAP_TYPE_PERCPU_HASH && map_update(map, 0, val)) {
+		printf("# %s: map update failed: %s\n", name, strerror(errno));
+		ok = 0;
+	}
+	prog[2].imm = map;
+	if (!by_cpu) {
+		prog[0] = MOV64_IMM(BPF_REG_0, 0);
+		prog[1] = ST_W(BPF_REG_10, -4, 0);
+	}
+	fd = ok ? prog_load(prog, sizeof(prog) / sizeof(prog[0])) : -1;
+	for (t = 0; fd >= 0 && t < TRIALS; t++) {
+		ns[t] = prog_time(fd, REPEAT);
+		if (ns[t] <= 0)
+			ok = 0;
+	}
+	if (fd < 0)
+		ok = 0;
+	/* The slots must hold every run: TRIALS * REPEAT increments in all. */
+	if (ok) {
+		for (i = 0; i < entries; i++) {
+			if (map_lookup(map, i, val)) {
+				ok = 0;
+				break;
+			}
+			for (t = 0; t < nslots; t++)
+				sum += val[t];
+		}
+		if (sum != (uint64_t)TRIALS * REPEAT) {
+			printf("# %s: slots hold %llu increments, want %llu\n", name,
+			       (unsigned long long)sum, (unsigned long long)TRIALS * REPEAT);
+			ok = 0;
+		}
+	}
+	if (ok) {
+		qsort(ns, TRIALS, sizeof(ns[0]), cmp_double);
+		printf("# bench: %s mops=%.3f ns=%.2f trials=%d repeat=%d\n", name,
+		       1e3 / ns[TRIALS / 2], ns[TRIALS / 2], TRIALS, REPEAT);
+	}
+	if (fd >= 0)
+		close(fd);
+	close(map);
+	free(val);
+	result(ok, name);
+}
+
+static void jited_call(const char *name, int helper)
+{
+	const struct bpf_insn prog[] = { CALL(helper), EXIT() };
+	int fd = prog_load(prog, 2);
+	unsigned int len = fd >= 0 ? jited_len(fd) : 0;
+
+	if (len)
+		printf("# bench: jited %s bytes=%u\n", name, len);
+	if (fd >= 0)
+		close(fd);
+	result(len > 0, name);
+}
+
+int main(void)
+{
+	int ncpus = count_cpus("/sys/devices/system/cpu/online");
+	int npossible = count_cpus("/sys/devices/system/cpu/possible");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("KTAP version 1\n1..5\n# %d online CPUs, %d possible\n", ncpus, npossible);
+	bench_inc("glob-arr-inc", BPF_MAP_TYPE_ARRAY, 1, ncpus, npossible);
+	bench_inc("arr-inc", BPF_MAP_TYPE_PERCPU_ARRAY, 0, ncpus, npossible);
+	bench_inc("hash-inc", BPF_MAP_TYPE_PERCPU_HASH, 0, ncpus, npossible);
+	jited_call("smp_processor_id", BPF_FUNC_get_smp_processor_id);
+	jited_call("ktime_get_ns", BPF_FUNC_ktime_get_ns);
+	return failures ? 1 : 0;
+}
