@@ -6,7 +6,8 @@ The project's tests ('make check'): the harness unit tests (tests/harness-test.s
 round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), the per-patch
 matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
 all), with arm64 also the JIT and per-CPU tests booted at EL2 with VHE (arm64-vhe, where the
-per-CPU offset lives in another register), then on the first arch planted failures (tests/planted-test.sh) and the bisection of a
+per-CPU offset lives in another register) and with riscv64 a uniprocessor build
+(riscv64-up, CONFIG_SMP=n) booted with bpf_percpu, then on the first arch planted failures (tests/planted-test.sh) and the bisection of a
 fixture series (tests/bisect-test.sh). Prints the time of every stage and ends with the line
 'N passed, N failed': one count per KTAP result of the test scripts and one per other stage.
 Exit 0 only if all passed.
@@ -80,12 +81,22 @@ for a in $arches; do
 	rc=0
 	timed "main job $a" "$KS_ROOT/scripts/run.sh" "$a" || rc=$?
 	count $rc
-	[ "$a" = arm64 ] || continue
-	# Same build, booted at EL2 with VHE: the JIT must use TPIDR_EL2 there.
-	rc=0
-	timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu" "$KS_ROOT/scripts/run.sh" \
-		--append "harness.only=test_bpf,bpf_percpu" arm64-vhe || rc=$?
-	count $rc
+	case $a in
+	arm64)
+		# Same build, booted at EL2 with VHE: the JIT must use TPIDR_EL2 there.
+		rc=0
+		timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu" "$KS_ROOT/scripts/run.sh" \
+			--append "harness.only=test_bpf,bpf_percpu" arm64-vhe || rc=$?
+		count $rc
+		;;
+	riscv64)
+		# CONFIG_SMP=n: the per-CPU code must build, and the helper must give CPU 0.
+		rc=0
+		timed "riscv64 uniprocessor (CONFIG_SMP=n): bpf_percpu" "$KS_ROOT/scripts/run.sh" \
+			--append "harness.only=bpf_percpu" riscv64-up || rc=$?
+		count $rc
+		;;
+	esac
 done
 
 # Planted failures on the first arch booted: each must give its own exit code.

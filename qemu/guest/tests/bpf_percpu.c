@@ -20,7 +20,9 @@
  *                           the helper call is inlined: gone from the xlated program
  *                           (x86-64: the verifier's per-CPU load), or kept in xlated but
  *                           the jited program is shorter than one calling an argument-less
- *                           helper of the same shape (arm64, riscv64: the JIT's inline)
+ *                           helper of the same shape (arm64, riscv64: the JIT's inline);
+ *                           on a uniprocessor kernel (no __per_cpu_offset in kallsyms) the
+ *                           xlated program is "w0 = 0; exit"
  *   percpu_lookup_inlined   per-CPU array and hash lookups use the per-CPU MOV in xlated
  *
  * The first seven hold on the base and must keep holding with the series. The last two
@@ -359,20 +361,32 @@ static void test_internal_mov_rejected(void)
 	       fd >= 0 ? "a program fd" : strerror(-fd));
 }
 
-/* 1 if /proc/kallsyms has @name as a text symbol (T/t), 0 if weak, absent or unreadable. */
-static int kallsyms_strong(const char *name)
+/* The kallsyms type letter of @name, or 0 if absent or unreadable. */
+static char kallsyms_type(const char *name)
 {
-	char line[512], sym[256], type;
-	int found = 0;
+	char line[512], sym[256], type, found = 0;
 	FILE *f = fopen("/proc/kallsyms", "r");
 
 	if (!f)
 		return 0;
 	while (!found && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%*s %c %255s", &type, sym) == 2 && !strcmp(sym, name))
-			found = type == 'T' || type == 't';
+			found = type;
 	fclose(f);
 	return found;
+}
+
+/* 1 if /proc/kallsyms has @name as a text symbol (T/t), 0 if weak, absent or unreadable. */
+static int kallsyms_strong(const char *name)
+{
+	char type = kallsyms_type(name);
+
+	return type == 'T' || type == 't';
+}
+
+static int kallsyms_has(const char *name)
+{
+	return kallsyms_type(name) != 0;
 }
 
 struct prog_dump {
@@ -432,7 +446,7 @@ static int load_and_dump_call(int helper, struct prog_dump *d)
 	return err;
 }
 
-static void test_smp_processor_id_inlined(int jit_percpu, int jit_inlines)
+static void test_smp_processor_id_inlined(int jit_percpu, int jit_inlines, int up)
 {
 	const char *name = "smp_processor_id_inlined";
 	static struct prog_dump id, other;
@@ -452,7 +466,15 @@ static void test_smp_processor_id_inlined(int jit_percpu, int jit_inlines)
 		return;
 	}
 	count_insns(&id, &calls, &movs);
-	if (jit_inlines) {
+	if (up) {
+		/* CONFIG_SMP=n: the verifier makes the call the constant 0 */
+		const struct bpf_insn *x = id.xlated;
+
+		result(id.n_xlated == 2 && x[0].code == (BPF_ALU | BPF_MOV | BPF_K) &&
+		       x[0].dst_reg == BPF_REG_0 && x[0].imm == 0, name,
+		       "uniprocessor: xlated has %u insns, first code %#x imm %d (want w0 = 0)",
+		       id.n_xlated, x[0].code, x[0].imm);
+	} else if (jit_inlines) {
 		/* arm64, riscv64: the call stays in xlated and the JIT replaces it */
 		result(calls == 1 && id.jited_len < other.jited_len, name,
 		       "JIT inlines: xlated calls %d (want 1), jited %u bytes vs %u for "
@@ -596,6 +618,8 @@ int main(void)
 {
 	int jit_percpu = kallsyms_strong("bpf_jit_supports_percpu_insn");
 	int jit_inlines = kallsyms_strong("bpf_jit_inlines_helper_call");
+	/* Every SMP kernel of the three arches defines the per-CPU offset table. */
+	int up = !kallsyms_has("__per_cpu_offset");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ncpus = count_cpus("/sys/devices/system/cpu/online");
@@ -613,7 +637,7 @@ int main(void)
 	test_percpu_array_oob();
 	test_internal_mov_rejected();
 	test_percpu_array_inner_map();
-	test_smp_processor_id_inlined(jit_percpu, jit_inlines);
+	test_smp_processor_id_inlined(jit_percpu, jit_inlines, up);
 	test_percpu_lookup_inlined(jit_percpu);
 	return failures ? 1 : 0;
 }
