@@ -6,7 +6,8 @@ ARCH = x86_64
 APPEND =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
-.PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint help
+.PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint \
+	cover-letter send bench-percpu help
 
 all: run
 
@@ -27,6 +28,15 @@ bisect-verify:
 
 lint:
 	scripts/lint-series.sh
+
+cover-letter:
+	scripts/cover-letter.sh
+
+send:
+	scripts/send.sh
+
+bench-percpu:
+	scripts/bench-percpu.sh $(BISECT_ARCH)
 
 deps:
 	scripts/deps.sh

@@ -3,8 +3,9 @@
 usage="usage: check.sh [-h|--help] [ARCH...|all]
 
 The project's tests ('make check'): the harness unit tests (tests/harness-test.sh), the quilt
-round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), the per-patch
-matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
+round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), the cover
+letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git am round
+trip (scripts/send.sh), the per-patch matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
 all), with arm64 also the JIT and per-CPU tests booted at EL2 with VHE (arm64-vhe, where the
 per-CPU offset lives in another register) and with riscv64 a uniprocessor build
 (riscv64-up, CONFIG_SMP=n) booted with bpf_percpu, then on the first arch planted failures (tests/planted-test.sh) and the bisection of a
@@ -72,6 +73,15 @@ timed "quilt push -a" "$KS_ROOT/scripts/quilt-check.sh" || rc=$?
 count $rc
 rc=0
 timed "mail gates (checkpatch --strict, Signed-off-by, prefixes)" "$KS_ROOT/scripts/lint-series.sh" || rc=$?
+count $rc
+
+rc=0
+timed "cover letter up to date (scripts/cover-letter.sh --check)" \
+	"$KS_ROOT/scripts/cover-letter.sh" --check || rc=$?
+count $rc
+rc=0
+timed "make send: b4 writes the mails, git am of them rebuilds the series" \
+	"$KS_ROOT/scripts/send.sh" || rc=$?
 count $rc
 rc=0
 timed "per-patch matrix (make bisect-verify)" "$KS_ROOT/scripts/bisect-verify.sh" || rc=$?

@@ -7,7 +7,8 @@ Unit tests of the harness itself, without booting: scripts/report.sh on saved co
 expected failure that passed, KTAP of built-in KUnit before the guest's own), unknown ARCH names, a series whose patch does not apply, quilt
 against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
-missing sign-off, an unknown subject prefix and a checkpatch error, and shellcheck.
+missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
+kernel-doc warning, a stale cover letter, and shellcheck.
 Prints KTAP; exits 1 if any test failed.
 
 Options:
@@ -34,7 +35,7 @@ expect() {
 	ktap_result "$name" $? "$tmp/out" "expected exit $code and /$pattern/, got exit $rc:"
 }
 
-ktap_plan 21
+ktap_plan 24
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -104,6 +105,16 @@ expect lint_checkpatch_finding 1 '0003-style.patch: checkpatch: .*TRAILING_WHITE
 
 # The harness scripts themselves: shellcheck at warning level (sourced-file and
 # unused-variable notes are expected with lib.sh and the arch data files).
+expect lint_kernel_doc_warning 1 "0001-kdoc.patch: kernel-doc: lib/test_vmalloc.c: warning: Excess" \
+	"$R/scripts/lint-series.sh" --series "$F/series-kdoc/series" --patches "$F/series-kdoc"
+
+# The cover letter: the committed one is current; one with a changed line is refused.
+expect cover_letter_current 0 'up to date' "$R/scripts/cover-letter.sh" --check
+sed 's/^base-commit: .*/base-commit: 0000000000000000000000000000000000000000/' \
+	"$R/cover-letter.txt" > "$tmp/stale-cover.txt"
+expect cover_letter_stale 1 'stale-cover.txt is stale.*run scripts/cover-letter.sh' \
+	"$R/scripts/cover-letter.sh" --check --file "$tmp/stale-cover.txt"
+
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"
 

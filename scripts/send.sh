@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+usage="usage: send.sh [-h|--help] [--out DIR]
+
+Write the series as mails with b4 (Debian's b4 0.12), never sending them:
+ 1. a git worktree of the base tree at \$KSERIES_CACHE/send-tree (made once; the base tree's
+    own checkout is not touched), branch 'send' = base + git am of patches/;
+ 2. b4 prep --enroll base, and as cover letter the prose of cover-letter.txt (up to its
+    'Patches:' list: b4 adds the shortlog, diffstat and base-commit itself) signed off by
+    the series' author, through b4 prep --edit-cover;
+ 3. b4 prep --auto-to-cc: To/Cc from the base tree's scripts/get_maintainer.pl;
+ 4. b4 send --output-dir DIR --no-sign: the N+1 mails as DIR/*.eml (dry run: b4 sends
+    nothing with an output directory, and its SMTP server is set to /bin/false as well);
+ 5. round trip: git am of the N patch mails onto the base must rebuild the series exactly
+    (the same tree as git am of patches/, and the same git patch-id for every patch).
+The author and committer identity is the From: of the first patch. (b4 am -m is not used
+for the round trip: b4 0.12 fails on the folded Subject: headers it writes itself.)
+
+Options:
+  --out DIR   where to write the mails (default: \$KSERIES_CACHE/out/mails); replaced
+  -h, --help  show this help
+Exit codes: 0 mails written and round trip exact, 1 round trip differs, 5 a tool failed."
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+out=$KS_CACHE/out/mails
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--out) out=$2; shift ;;
+	*) echo "$usage" >&2; exit 64 ;;
+	esac
+	shift
+done
+[ -d "$KS_SRC/.git" ] || die "no base tree at $KS_SRC (run scripts/fetch-base.sh)"
+mapfile -t names < <(series_names "$KS_ROOT/series")
+[ "${#names[@]}" -gt 0 ] || die "the series is empty: nothing to send"
+patches=()
+for n in "${names[@]}"; do
+	patches+=("$KS_ROOT/patches/$n")
+done
+[ -f "$KS_ROOT/cover-letter.txt" ] || die "no cover-letter.txt (run scripts/cover-letter.sh)"
+
+info=$(git mailinfo /dev/null /dev/null < "${patches[0]}")
+name=$(sed -n 's/^Author: //p' <<< "$info")
+email=$(sed -n 's/^Email: //p' <<< "$info")
+# Identity and a harmless SMTP setting for every git and b4 call below.
+export GIT_CONFIG_COUNT=3 \
+	GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0="$name" \
+	GIT_CONFIG_KEY_1=user.email GIT_CONFIG_VALUE_1="$email" \
+	GIT_CONFIG_KEY_2=sendemail.smtpserver GIT_CONFIG_VALUE_2=/bin/false
+
+wt=$KS_CACHE/send-tree
+if [ ! -e "$wt/.git" ]; then
+	note "creating the worktree $wt (once)"
+	command git -C "$KS_SRC" worktree prune
+	command git -C "$KS_SRC" worktree add -q --detach "$wt" base
+fi
+cd "$wt"
+command git checkout -q --detach base
+command git reset -q --hard base
+command git checkout -q -B send base
+command git am -q "${patches[@]}" || { command git am --abort || true; die "git am of patches/ failed"; }
+series_tree=$(command git rev-parse 'HEAD^{tree}')
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+b4 prep --enroll base > "$tmp/b4.log" 2>&1 || { cat "$tmp/b4.log"; die "b4 prep --enroll failed"; }
+cat > "$tmp/editor" <<'ED'
+#!/bin/bash
+# EDITOR for b4 prep --edit-cover: our prose, the sign-off, then b4's tracking block.
+{
+	sed '/^Patches:$/,$d' "$COVER" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+	printf '\nSigned-off-by: %s\n\n' "$SOB"
+	sed -n '/^--- b4-submit-tracking ---$/,$p' "$1"
+} > "$1.new"
+mv "$1.new" "$1"
+ED
+chmod +x "$tmp/editor"
+COVER=$KS_ROOT/cover-letter.txt SOB="$name <$email>" EDITOR=$tmp/editor \
+	b4 prep --edit-cover > "$tmp/b4.log" 2>&1 || { cat "$tmp/b4.log"; die "b4 prep --edit-cover failed"; }
+b4 prep --auto-to-cc > "$tmp/b4.log" 2>&1 || { cat "$tmp/b4.log"; die "b4 prep --auto-to-cc failed"; }
+rm -rf "$out"
+b4 send --output-dir "$out" --no-sign > "$tmp/b4.log" 2>&1 ||
+	{ cat "$tmp/b4.log"; die "b4 send --output-dir failed"; }
+mapfile -t mails < <(find "$out" -name '*.eml' | sort)
+[ "${#mails[@]}" -eq $(( ${#names[@]} + 1 )) ] ||
+	die "b4 wrote ${#mails[@]} mails to $out, expected $(( ${#names[@]} + 1 )) (cover + patches)"
+grep -q '^To: ' "${mails[0]}" || die "the cover letter mail has no To: (get_maintainer.pl)"
+note "wrote ${#mails[@]} mails to $out: $(sed -n 's/^Subject: //p' "${mails[0]}" | head -1) ..."
+
+# Round trip: the patch mails (not the cover, the first file) onto the base.
+command git checkout -q -B send-roundtrip base
+command git am -q "${mails[@]:1}" || { command git am --abort || true; die "git am of the mails failed"; }
+rc=0
+if [ "$(command git rev-parse 'HEAD^{tree}')" != "$series_tree" ]; then
+	echo "send.sh: round trip: the mails give another tree than patches/:" >&2
+	command git diff --stat "$series_tree" HEAD >&2
+	rc=1
+fi
+i=0
+for c in $(command git rev-list --reverse base..HEAD); do
+	a=$(command git show "$c" | command git patch-id --stable | cut -d' ' -f1)
+	b=$(command git patch-id --stable < "${patches[$i]}" | cut -d' ' -f1)
+	[ "$a" = "$b" ] || { echo "send.sh: round trip: patch $((i + 1)) differs (patch-id)" >&2; rc=1; }
+	i=$((i + 1))
+done
+[ "$i" -eq "${#names[@]}" ] || { echo "send.sh: round trip: $i commits, expected ${#names[@]}" >&2; rc=1; }
+[ "$rc" -ne 0 ] || note "round trip: git am of the ${#names[@]} patch mails rebuilds the series exactly"
+exit "$rc"
