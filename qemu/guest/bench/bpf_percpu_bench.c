@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpf_percpu_bench.c - per-CPU BPF access benchmark, run in the guest by scripts/bench-percpu.sh.
+ * bpf_percpu_bench.c - per-CPU BPF access benchmark, run in the guest by
+ * scripts/bench-percpu.sh.
  *
- * Three tc programs (BPF_PROG_TYPE_SCHED_CLS), each incrementing one 64-bit slot per run, timed in the kernel by BPF_PROG_TEST_RUN with a repeat count (the
- * kernel reports the mean nanoseconds per run):
+ * Three tc programs (BPF_PROG_TYPE_SCHED_CLS), each incrementing one 64-bit slot per run,
+ * timed in the kernel by BPF_PROG_TEST_RUN with a repeat count (the kernel reports the mean
+ * nanoseconds per run):
  *
  *   glob-arr-inc   array[bpf_get_smp_processor_id()] += 1 on a plain array
  *   arr-inc        per-CPU array[0] += 1
@@ -21,29 +23,7 @@
  * Static, raw bpf(2) syscalls: no libbpf, so it builds for every arch the harness boots.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <linux/bpf.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
-#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
-#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
-#define ST_W(d, o, i)		INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
-#define STX_W(d, s, o)		INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
-#define LDX_DW(d, s, o)		INSN(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
-#define STX_DW(d, s, o)		INSN(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
-#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
-#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
-#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-#define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
-				INSN(0, 0, 0, 0, 0)
+#include "../bpf_raw.h"
 
 #define TRIALS	5
 #define REPEAT	1000000
@@ -51,86 +31,13 @@
 static char verifier_log[65536];
 static int casenum, failures;
 
-static long sys_bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* Number of CPUs in a sysfs list like "0-3"; 1 if unreadable. */
-static int count_cpus(const char *path)
-{
-	int a, b, n = 0;
-	char sep;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return 1;
-	while (fscanf(f, "%d", &a) == 1) {
-		b = a;
-		sep = fgetc(f);
-		if (sep == '-') {
-			if (fscanf(f, "%d", &b) != 1)
-				break;
-			sep = fgetc(f);
-		}
-		n += b - a + 1;
-		if (sep != ',')
-			break;
-	}
-	fclose(f);
-	return n > 0 ? n : 1;
-}
-
-static int map_create(enum bpf_map_type type, int max_entries)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_type = type;
-	a.key_size = 4;
-	a.value_size = 8;
-	a.max_entries = max_entries;
-	return sys_bpf(BPF_MAP_CREATE, &a);
-}
-
-static int map_update(int fd, uint32_t key, const void *value)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = fd;
-	a.key = (uintptr_t)&key;
-	a.value = (uintptr_t)value;
-	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
-}
-
-static int map_lookup(int fd, uint32_t key, void *value)
-{
-	union bpf_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.map_fd = fd;
-	a.key = (uintptr_t)&key;
-	a.value = (uintptr_t)value;
-	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
-}
-
 static int prog_load(const struct bpf_insn *insns, int n)
 {
-	union bpf_attr a;
-	int fd;
+	int fd = prog_load_type(BPF_PROG_TYPE_SCHED_CLS, insns, n, verifier_log,
+				sizeof(verifier_log));
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SCHED_CLS;
-	a.insns = (uintptr_t)insns;
-	a.insn_cnt = n;
-	a.license = (uintptr_t)"GPL";
-	a.log_buf = (uintptr_t)verifier_log;
-	a.log_size = sizeof(verifier_log);
-	a.log_level = 1;
-	fd = sys_bpf(BPF_PROG_LOAD, &a);
 	if (fd < 0)
-		printf("# load failed: %s\n# %.400s\n", strerror(errno), verifier_log);
+		printf("# load failed: %s\n# %.400s\n", strerror(-fd), verifier_log);
 	return fd;
 }
 
@@ -212,7 +119,7 @@ static void bench_inc(const char *name, enum bpf_map_type type, int by_cpu, int 
 	if (type != BPF_MAP_TYPE_ARRAY)
 		nslots = npossible;
 	val = calloc(nslots, sizeof(*val));
-	map = map_create(type, entries);
+	map = map_create(type, sizeof(uint64_t), entries);
 	if (map < 0 || !val) {
 		printf("# %s: map create failed: %s\n", name, strerror(errno));
 		result(0, name);
@@ -281,6 +188,11 @@ int main(void)
 {
 	int ncpus = count_cpus("/sys/devices/system/cpu/online");
 	int npossible = count_cpus("/sys/devices/system/cpu/possible");
+
+	if (ncpus < 1)
+		ncpus = 1;
+	if (npossible < ncpus)
+		npossible = ncpus;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("KTAP version 1\n1..5\n# %d online CPUs, %d possible\n", ncpus, npossible);

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bpf_raw.h - the raw bpf(2) pieces shared by the guest's test and benchmark programs (the
+ * .c files of qemu/guest/tests and qemu/guest/bench): instruction macros, the syscall, map
+ * and program helpers, and the CPU count from sysfs. Static C against the kernel uapi
+ * headers only (no libbpf: Debian 12 has no riscv64 libraries), so it builds for every arch.
+ */
+#ifndef GUEST_BPF_RAW_H
+#define GUEST_BPF_RAW_H
+
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define MOV64_IMM(d, i)		INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define MOV64_REG(d, s)		INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define ADD64_IMM(d, i)		INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define ST_W(d, o, i)		INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
+#define STX_W(d, s, o)		INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
+#define LDX_DW(d, s, o)		INSN(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define STX_DW(d, s, o)		INSN(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define JEQ_IMM(d, i, o)	INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define CALL(f)			INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+/* 16-byte map fd load: r_d = map */
+#define LD_MAP_FD(d, fd)	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), \
+				INSN(0, 0, 0, 0, 0)
+
+static inline long sys_bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* Number of CPUs in a list like "0-3" or "0,2-3" from sysfs; 0 on error. */
+static inline int count_cpus(const char *path)
+{
+	char buf[256], *p = buf;
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			return 0;	/* not a CPU list */
+		p = end;
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		n += b - a + 1;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+/* A map with 4-byte keys; returns the fd, or -1 with errno set. */
+static inline int map_create(enum bpf_map_type type, int value_size, int max_entries)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = 4;
+	a.value_size = value_size;
+	a.max_entries = max_entries;
+	return sys_bpf(BPF_MAP_CREATE, &a);
+}
+
+static inline int map_lookup(int fd, uint32_t key, void *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)value;
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+}
+
+static inline int map_update(int fd, uint32_t key, const void *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)value;
+	a.flags = BPF_ANY;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+/* Load a GPL program of @type with the verifier log in @log; the fd, or -errno. */
+static inline int prog_load_type(enum bpf_prog_type type, const struct bpf_insn *insns, int n,
+				 char *log, unsigned int log_size)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = n;
+	a.license = (uintptr_t)"GPL";
+	a.log_buf = (uintptr_t)log;
+	a.log_size = log_size;
+	a.log_level = 1;
+	log[0] = '\0';
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	return fd < 0 ? -errno : fd;
+}
+
+#endif /* GUEST_BPF_RAW_H */
