@@ -69,22 +69,27 @@ cp "$cfgdir/.config" "$cfgdir/tiny.config"
 	scripts/kconfig/merge_config.sh -O "$cfgdir" "$cfgdir/tiny.config" "${frags[@]}" \
 	>"$cfgdir/merge.log" 2>&1) || { cat "$cfgdir/merge.log" >&2; die "merge_config.sh failed"; }
 
+# The request for an option is its line in the last fragment that names it (a later
+# fragment overrides an earlier one, as in merge_config.sh).
+requests=$(for f in "${frags[@]}"; do
+	sed -n -e "s|^\(CONFIG_[A-Za-z0-9_]*\)=.*|\1\t${f##*/}\t&|p" \
+		-e "s|^# \(CONFIG_[A-Za-z0-9_]*\) is not set|\1\t${f##*/}\t&|p" "$f"
+done | awk -F'\t' '{ last[$1] = $0; if (!seen[$1]++) order[n++] = $1 }
+	END { for (i = 0; i < n; i++) print last[order[i]] }')
 missing=
-for f in "${frags[@]}"; do
-	while read -r line; do
-		case "$line" in
-		CONFIG_*=*)
-			grep -qxF -- "$line" "$cfgdir/.config" || missing="$missing
+while IFS=$'\t' read -r _ f line; do
+	case "$line" in
+	CONFIG_*=*)
+		grep -qxF -- "$line" "$cfgdir/.config" || missing="$missing
   $line (from ${f##*/}; have: $(grep -E "^(# )?${line%%=*}[= ]" "$cfgdir/.config" || echo unset))"
-			;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }; opt=${opt%% *}
-			! grep -q "^$opt=" "$cfgdir/.config" || missing="$missing
+		;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }; opt=${opt%% *}
+		! grep -q "^$opt=" "$cfgdir/.config" || missing="$missing
   $line (from ${f##*/}; have: $(grep "^$opt=" "$cfgdir/.config"))"
-			;;
-		esac
-	done < "$f"
-done
+		;;
+	esac
+done <<< "$requests"
 [ -z "$missing" ] || die "requested options not set in the final .config for $ARCH_NAME:$missing"
 if [ -n "$config_only" ]; then
 	note "config for $ARCH_NAME checked: $cfgdir/.config"
