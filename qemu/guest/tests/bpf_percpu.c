@@ -22,7 +22,8 @@
  *                           the jited program is shorter than one calling an argument-less
  *                           helper of the same shape (arm64, riscv64: the JIT's inline);
  *                           on a uniprocessor kernel (no __per_cpu_offset in kallsyms) the
- *                           xlated program is "w0 = 0; exit"
+ *                           xlated program is "w0 = 0; exit" (with a zext between where the
+ *                           JIT wants explicit zero extension)
  *   percpu_lookup_inlined   per-CPU array and hash lookups use the per-CPU MOV in xlated
  *
  * The first seven hold on the base and must keep holding with the series. The last two
@@ -363,13 +364,22 @@ static void test_smp_processor_id_inlined(int jit_percpu, int jit_inlines, int u
 	}
 	count_insns(&id, &calls, &movs);
 	if (up) {
-		/* CONFIG_SMP=n: the verifier makes the call the constant 0 */
+		/*
+		 * CONFIG_SMP=n: the verifier makes the call the constant 0, followed by
+		 * exit; JITs that want explicit zero extension (riscv64) get the
+		 * verifier's zext (w0 = w0, imm 1) in between.
+		 */
 		const struct bpf_insn *x = id.xlated;
+		unsigned int n = id.n_xlated;
+		int zext_ok = n == 2 || (n == 3 && x[1].code == (BPF_ALU | BPF_MOV | BPF_X) &&
+					 x[1].dst_reg == BPF_REG_0 && x[1].src_reg == BPF_REG_0 &&
+					 x[1].imm == 1);
 
-		result(id.n_xlated == 2 && x[0].code == (BPF_ALU | BPF_MOV | BPF_K) &&
-		       x[0].dst_reg == BPF_REG_0 && x[0].imm == 0, name,
-		       "uniprocessor: xlated has %u insns, first code %#x imm %d (want w0 = 0)",
-		       id.n_xlated, x[0].code, x[0].imm);
+		result(n >= 2 && n <= 3 && zext_ok &&
+		       x[0].code == (BPF_ALU | BPF_MOV | BPF_K) && x[0].dst_reg == BPF_REG_0 &&
+		       x[0].imm == 0 && x[n - 1].code == (BPF_JMP | BPF_EXIT), name,
+		       "uniprocessor: xlated has %u insns, first code %#x imm %d (want w0 = 0, "
+		       "[zext,] exit)", n, x[0].code, x[0].imm);
 	} else if (jit_inlines) {
 		/* arm64, riscv64: the call stays in xlated and the JIT replaces it */
 		result(calls == 1 && id.jited_len < other.jited_len, name,
