@@ -96,6 +96,22 @@ static int prog_run_on(int fd, int cpu, uint32_t *ret)
 	return 0;
 }
 
+/*
+ * Run @fd cpu + 1 times on every online CPU, so that CPU c's slot ends at c + 1. Returns
+ * the number of runs that failed or did not return 0.
+ */
+static int run_on_each_cpu(int fd)
+{
+	int cpu, i, bad = 0;
+	uint32_t ret;
+
+	for (cpu = 0; cpu < ncpus; cpu++)
+		for (i = 0; i <= cpu; i++)
+			if (prog_run_on(fd, cpu, &ret) || ret != 0)
+				bad++;
+	return bad;
+}
+
 static void print_log(void)
 {
 	char *line, *save;
@@ -171,8 +187,7 @@ static void test_inc(const char *name, enum bpf_map_type type, int by_cpu)
 	int entries = percpu ? 4 : ncpus;
 	int slots = percpu ? npossible : 1;
 	uint64_t *val = calloc(slots, sizeof(*val));
-	int map, fd, cpu, i, bad = 0;
-	uint32_t ret;
+	int map, fd, cpu, bad = 0;
 
 	map = map_create(type, sizeof(uint64_t), entries);
 	if (map < 0) {
@@ -190,10 +205,7 @@ static void test_inc(const char *name, enum bpf_map_type type, int by_cpu)
 		result(0, name, "load failed: %s", strerror(-fd));
 		goto out_map;
 	}
-	for (cpu = 0; cpu < ncpus; cpu++)
-		for (i = 0; i <= cpu; i++)
-			if (prog_run_on(fd, cpu, &ret) || ret != 0)
-				bad++;
+	bad = run_on_each_cpu(fd);
 	if (bad)
 		printf("# %d runs failed or found no element\n", bad);
 	for (cpu = 0; cpu < ncpus; cpu++) {
@@ -443,9 +455,9 @@ static void test_percpu_array_inner_map(void)
 {
 	const char *name = "percpu_array_inner_map";
 	uint64_t *val = calloc(npossible, sizeof(*val));
-	int tmpl, inner, outer = -1, fd = -1, cpu, i, bad = 0;
+	int tmpl, inner, outer = -1, fd = -1, cpu, bad = 0;
 	union bpf_attr a;
-	uint32_t ret, inner_fd;
+	uint32_t inner_fd;
 
 	tmpl = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint64_t), 4);
 	inner = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint64_t), 8);
@@ -492,10 +504,7 @@ static void test_percpu_array_inner_map(void)
 		result(0, name, "load failed: %s", strerror(-fd));
 		goto out;
 	}
-	for (cpu = 0; cpu < ncpus; cpu++)
-		for (i = 0; i <= cpu; i++)
-			if (prog_run_on(fd, cpu, &ret) || ret != 0)
-				bad++;
+	bad = run_on_each_cpu(fd);
 	if (bad)
 		printf("# %d runs failed or found no element 6\n", bad);
 	if (map_lookup(inner, 6, val))
