@@ -98,3 +98,26 @@ $dirty
 commit them on a branch (and export it with scripts/export.sh) or remove them first"
 }
 
+
+# bench_boot ARCH KERNEL NAME LOG [APPLY-ARGS...]: for a benchmark script, apply the series
+# onto branch bench-KERNEL (scripts/apply.sh APPLY-ARGS, e.g. --upto 0 for the base), build
+# ARCH, build its initramfs and boot it with harness.list=bench harness.only=NAME (the
+# benchmark NAME of qemu/guest/bench.list), the console going to LOG. Dies, showing the
+# failing step's output, if any step fails.
+bench_boot() {
+	local a=$1 kernel=$2 name=$3 log=$4 S=$KS_ROOT/scripts out
+	shift 4
+	out=$(mktemp)
+	load_arch "$a"
+	mkdir -p "$(dirname "$log")"
+	note "$a $kernel: apply, build, boot ($name)"
+	"$S/apply.sh" --branch "bench-$kernel" "$@" > "$out" 2>&1 ||
+		{ cat "$out"; rm -f "$out"; die "apply failed ($a $kernel)"; }
+	"$S/build.sh" "$a" > "$KS_CACHE/build-$a.log" 2>&1 ||
+		{ tail -20 "$KS_CACHE/build-$a.log"; rm -f "$out"; die "build failed ($a $kernel)"; }
+	"$S/initramfs.sh" "$a" > /dev/null
+	"$S/boot.sh" --append "harness.list=bench harness.only=$name" --log "$log" "$a" \
+		> "$out" 2>&1 ||
+		{ tail -20 "$out"; rm -f "$out"; die "benchmark boot failed ($a $kernel; log $log)"; }
+	rm -f "$out"
+}

@@ -122,4 +122,25 @@ static inline int prog_load_type(enum bpf_prog_type type, const struct bpf_insn 
 	return fd < 0 ? -errno : fd;
 }
 
+/* The kallsyms type letter of @name, or 0 if absent or unreadable. */
+static inline char kallsyms_type(const char *name)
+{
+	char line[512], sym[256], type, found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %c %255s", &type, sym) == 2 && !strcmp(sym, name))
+			found = type;
+	fclose(f);
+	return found;
+}
+
+/* Whether /proc/kallsyms names @name (any type). */
+static inline int kallsyms_has(const char *name)
+{
+	return kallsyms_type(name) != 0;
+}
+
 #endif /* GUEST_BPF_RAW_H */

@@ -3,18 +3,20 @@
  * bpf_percpu_bench.c - per-CPU BPF access benchmark, run in the guest by
  * scripts/bench-percpu.sh.
  *
- * Three tc programs (BPF_PROG_TYPE_SCHED_CLS), each incrementing one 64-bit slot per run,
- * timed in the kernel by BPF_PROG_TEST_RUN with a repeat count (the kernel reports the mean
+ * Four tc programs (BPF_PROG_TYPE_SCHED_CLS), three of them incrementing one 64-bit slot per
+ * run, timed in the kernel by BPF_PROG_TEST_RUN with a repeat count (the kernel reports the mean
  * nanoseconds per run):
  *
  *   glob-arr-inc   array[bpf_get_smp_processor_id()] += 1 on a plain array
  *   arr-inc        per-CPU array[0] += 1
  *   hash-inc       per-CPU hash[0] += 1
+ *   cpu-id         bpf_get_smp_processor_id() alone (the helper's share of glob-arr-inc)
  *
  * and the size of the JIT-ed program "call bpf_get_smp_processor_id; exit" next to
  * "call bpf_ktime_get_ns; exit" (the same shape with a helper no JIT inlines).
  *
- * Output: KTAP, with one machine-readable line per measurement:
+ * Output: KTAP, with one machine-readable line per measurement (a timed program's line is
+ * printed before its slots are checked; the case fails if they are wrong):
  *   # bench: NAME mops=M.MMM ns=N.NN trials=T repeat=R
  *   # bench: jited NAME bytes=B
  * The case fails only if a program cannot be loaded or run, or its slot does not hold the
@@ -90,6 +92,39 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
+ * Run @fd TRIALS times REPEAT times and print the median as a "# bench:" line (only when
+ * every trial ran). Returns 1 if all trials ran, 0 otherwise.
+ */
+static int time_prog(int fd, const char *name)
+{
+	double ns[TRIALS];
+	int t;
+
+	for (t = 0; t < TRIALS; t++) {
+		ns[t] = prog_time(fd, REPEAT);
+		if (ns[t] <= 0)
+			return 0;
+	}
+	qsort(ns, TRIALS, sizeof(ns[0]), cmp_double);
+	printf("# bench: %s mops=%.3f ns=%.2f trials=%d repeat=%d\n", name,
+	       1e3 / ns[TRIALS / 2], ns[TRIALS / 2], TRIALS, REPEAT);
+	return 1;
+}
+
+/* cpu-id: "call bpf_get_smp_processor_id; r0 = 0; exit". */
+static void bench_cpu_id(const char *name)
+{
+	const struct bpf_insn prog[] = {
+		CALL(BPF_FUNC_get_smp_processor_id), MOV64_IMM(BPF_REG_0, 0), EXIT(),
+	};
+	int fd = prog_load(prog, 3), ok = fd >= 0 && time_prog(fd, name);
+
+	if (fd >= 0)
+		close(fd);
+	result(ok, name);
+}
+
+/*
  * Program: key = by_cpu ? smp_processor_id() : 0; v = lookup(map, &key); if (v) *v += 1;
  * return 0.
  */
@@ -111,7 +146,6 @@ static void bench_inc(const char *name, enum bpf_map_type type, int by_cpu, int 
 		MOV64_IMM(BPF_REG_0, 0),
 		EXIT(),
 	};
-	double ns[TRIALS];
 	uint64_t *val, sum = 0;
 	int i;
 
@@ -136,12 +170,7 @@ static void bench_inc(const char *name, enum bpf_map_type type, int by_cpu, int 
 		prog[1] = ST_W(BPF_REG_10, -4, 0);
 	}
 	fd = ok ? prog_load(prog, sizeof(prog) / sizeof(prog[0])) : -1;
-	for (t = 0; fd >= 0 && t < TRIALS; t++) {
-		ns[t] = prog_time(fd, REPEAT);
-		if (ns[t] <= 0)
-			ok = 0;
-	}
-	if (fd < 0)
+	if (fd < 0 || !time_prog(fd, name))
 		ok = 0;
 	/* The slots must hold every run: TRIALS * REPEAT increments in all. */
 	if (ok) {
@@ -158,11 +187,6 @@ static void bench_inc(const char *name, enum bpf_map_type type, int by_cpu, int 
 			       (unsigned long long)sum, (unsigned long long)TRIALS * REPEAT);
 			ok = 0;
 		}
-	}
-	if (ok) {
-		qsort(ns, TRIALS, sizeof(ns[0]), cmp_double);
-		printf("# bench: %s mops=%.3f ns=%.2f trials=%d repeat=%d\n", name,
-		       1e3 / ns[TRIALS / 2], ns[TRIALS / 2], TRIALS, REPEAT);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -195,10 +219,11 @@ int main(void)
 		npossible = ncpus;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("KTAP version 1\n1..5\n# %d online CPUs, %d possible\n", ncpus, npossible);
+	printf("KTAP version 1\n1..6\n# %d online CPUs, %d possible\n", ncpus, npossible);
 	bench_inc("glob-arr-inc", BPF_MAP_TYPE_ARRAY, 1, ncpus, npossible);
 	bench_inc("arr-inc", BPF_MAP_TYPE_PERCPU_ARRAY, 0, ncpus, npossible);
 	bench_inc("hash-inc", BPF_MAP_TYPE_PERCPU_HASH, 0, ncpus, npossible);
+	bench_cpu_id("cpu-id");
 	jited_call("smp_processor_id", BPF_FUNC_get_smp_processor_id);
 	jited_call("ktime_get_ns", BPF_FUNC_ktime_get_ns);
 	return failures ? 1 : 0;

@@ -270,32 +270,12 @@ static void test_internal_mov_rejected(void)
 	       fd >= 0 ? "a program fd" : strerror(-fd));
 }
 
-/* The kallsyms type letter of @name, or 0 if absent or unreadable. */
-static char kallsyms_type(const char *name)
-{
-	char line[512], sym[256], type, found = 0;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %c %255s", &type, sym) == 2 && !strcmp(sym, name))
-			found = type;
-	fclose(f);
-	return found;
-}
-
 /* 1 if /proc/kallsyms has @name as a text symbol (T/t), 0 if weak, absent or unreadable. */
 static int kallsyms_strong(const char *name)
 {
 	char type = kallsyms_type(name);
 
 	return type == 'T' || type == 't';
-}
-
-static int kallsyms_has(const char *name)
-{
-	return kallsyms_type(name) != 0;
 }
 
 struct prog_dump {
