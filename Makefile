@@ -7,7 +7,7 @@ APPEND =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
 .PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint \
-	cover-letter send bench-percpu help
+	cover-letter send bench-percpu bench-batch help
 
 all: run
 
@@ -37,6 +37,9 @@ send:
 
 bench-percpu:
 	scripts/bench-percpu.sh $(BISECT_ARCH)
+
+bench-batch:
+	scripts/bench-batch.sh
 
 deps:
 	scripts/deps.sh
