@@ -26,7 +26,7 @@ stage=$KS_OUT/initramfs
 rm -rf "$stage"
 mkdir -p "$stage"
 
-${CROSS}gcc -static -O2 -Wall -Wextra -Werror -o "$stage/init" "$KS_ROOT/qemu/guest/init.c"
+progs=$(guest_programs "$stage") || die "a guest program does not compile for $ARCH_NAME"
 list=$stage/cpio.list
 {
 	echo "dir /dev 0755 0 0"
@@ -43,10 +43,7 @@ list=$stage/cpio.list
 } > "$list"
 
 # Guest test and benchmark programs (list kind "exec"): one static binary per .c file.
-for c in "$KS_ROOT"/qemu/guest/tests/*.c "$KS_ROOT"/qemu/guest/bench/*.c; do
-	[ -e "$c" ] || continue
-	b=$(basename "$c" .c)
-	${CROSS}gcc -static -O2 -Wall -Wextra -Werror -o "$stage/$b" "$c"
+for b in $progs; do
 	echo "file /bin/$b $stage/$b 0755 0 0" >> "$list"
 done
 

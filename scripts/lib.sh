@@ -121,3 +121,19 @@ bench_boot() {
 		{ tail -20 "$out"; rm -f "$out"; die "benchmark boot failed ($a $kernel; log $log)"; }
 	rm -f "$out"
 }
+
+# guest_programs DIR: compile the guest's PID 1 (qemu/guest/init.c -> DIR/init) and every
+# test and benchmark program (qemu/guest/tests/*.c, qemu/guest/bench/*.c -> DIR/NAME)
+# statically with the loaded arch's compiler (load_arch), warnings as errors. Prints the
+# program names, one per line; returns 1 (compiler messages on stderr) if one fails.
+guest_programs() {
+	local dir=$1 c b
+	"${CROSS}gcc" -static -O2 -Wall -Wextra -Werror -o "$dir/init" "$KS_ROOT/qemu/guest/init.c" ||
+		return 1
+	for c in "$KS_ROOT"/qemu/guest/tests/*.c "$KS_ROOT"/qemu/guest/bench/*.c; do
+		[ -e "$c" ] || continue
+		b=$(basename "$c" .c)
+		"${CROSS}gcc" -static -O2 -Wall -Wextra -Werror -o "$dir/$b" "$c" || return 1
+		echo "$b"
+	done
+}

@@ -8,7 +8,8 @@ expected failure that passed, KTAP of built-in KUnit before the guest's own), un
 against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
-kernel-doc warning, a stale cover letter, and shellcheck.
+kernel-doc warning, a stale cover letter, the guest programs compiling for every arch,
+and shellcheck.
 Prints KTAP; exits 1 if any test failed.
 
 Options:
@@ -35,7 +36,18 @@ expect() {
 	ktap_result "$name" $? "$tmp/out" "expected exit $code and /$pattern/, got exit $rc:"
 }
 
-ktap_plan 24
+# Every guest program compiles for every arch (the initramfs of each needs all of them).
+guest_programs_all() {
+	local arch
+	for arch in $(. "$R/scripts/lib.sh"; arch_names | grep -v -- '-'); do
+		mkdir -p "$tmp/guest-$arch"
+		(. "$R/scripts/lib.sh"; load_arch "$arch"; guest_programs "$tmp/guest-$arch" > /dev/null) ||
+			{ echo "guest programs do not compile for $arch"; return 1; }
+	done
+	echo "guest programs compile for every arch"
+}
+
+ktap_plan 25
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -114,6 +126,8 @@ sed 's/^base-commit: .*/base-commit: 0000000000000000000000000000000000000000/' 
 	"$R/cover-letter.txt" > "$tmp/stale-cover.txt"
 expect cover_letter_stale 1 'stale-cover.txt is stale.*run scripts/cover-letter.sh' \
 	"$R/scripts/cover-letter.sh" --check --file "$tmp/stale-cover.txt"
+
+expect guest_programs_compile 0 'compile for every arch' guest_programs_all
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"

@@ -102,15 +102,22 @@ static inline int map_update(int fd, uint32_t key, const void *value)
 	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
 }
 
-/* Load a GPL program of @type with the verifier log in @log; the fd, or -errno. */
-static inline int prog_load_type(enum bpf_prog_type type, const struct bpf_insn *insns, int n,
-				 char *log, unsigned int log_size)
+/*
+ * Load a GPL program of @type, expected to attach as @attach_type to the vmlinux BTF type
+ * @btf_id (0, 0 for programs that do not need it), with the verifier log in @log; the fd,
+ * or -errno.
+ */
+static inline int prog_load_attach(enum bpf_prog_type type, enum bpf_attach_type attach_type,
+				   uint32_t btf_id, const struct bpf_insn *insns, int n,
+				   char *log, unsigned int log_size)
 {
 	union bpf_attr a;
 	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = type;
+	a.expected_attach_type = attach_type;
+	a.attach_btf_id = btf_id;
 	a.insns = (uintptr_t)insns;
 	a.insn_cnt = n;
 	a.license = (uintptr_t)"GPL";
@@ -120,6 +127,13 @@ static inline int prog_load_type(enum bpf_prog_type type, const struct bpf_insn 
 	log[0] = '\0';
 	fd = sys_bpf(BPF_PROG_LOAD, &a);
 	return fd < 0 ? -errno : fd;
+}
+
+/* Load a GPL program of @type (no attach target); see prog_load_attach(). */
+static inline int prog_load_type(enum bpf_prog_type type, const struct bpf_insn *insns, int n,
+				 char *log, unsigned int log_size)
+{
+	return prog_load_attach(type, 0, 0, insns, n, log, log_size);
 }
 
 /* The kallsyms type letter of @name, or 0 if absent or unreadable. */

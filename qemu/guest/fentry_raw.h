@@ -224,22 +224,9 @@ static inline int fentry_load(enum bpf_attach_type attach_type, uint32_t btf_id,
 		MOV64_IMM(BPF_REG_0, 0),
 		EXIT(),
 	};
-	union bpf_attr a;
-	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_TRACING;
-	a.expected_attach_type = attach_type;
-	a.attach_btf_id = btf_id;
-	a.insns = (uintptr_t)insns;
-	a.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	a.license = (uintptr_t)"GPL";
-	a.log_buf = (uintptr_t)log;
-	a.log_size = log_size;
-	a.log_level = 1;
-	log[0] = '\0';
-	fd = sys_bpf(BPF_PROG_LOAD, &a);
-	return fd < 0 ? -errno : fd;
+	return prog_load_attach(BPF_PROG_TYPE_TRACING, attach_type, btf_id, insns,
+				sizeof(insns) / sizeof(insns[0]), log, log_size);
 }
 
 /* Attach one tracing program to the function it was loaded for: the link fd or -errno. */

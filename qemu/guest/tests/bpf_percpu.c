@@ -36,35 +36,14 @@
 #include <stdarg.h>
 
 #include "../bpf_raw.h"
+#include "../ktap.h"
 
 /* The kernel-internal per-CPU MOV, as the kernel's xlated dump shows it */
 #define IS_PERCPU_MOV(i)	((i).code == (BPF_ALU64 | BPF_MOV | BPF_X) && (i).off == -1)
 
 static int ncpus;	/* online CPUs, assumed to be 0..ncpus-1 */
 static int npossible;	/* possible CPUs: per-CPU map values come in this many slots */
-static int casenum;
-static int failures;
 static char verifier_log[65536];
-
-static void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fmt) {
-		printf("# %s: ", name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-	}
-	printf("%s %d %s\n", ok ? "ok" : "not ok", ++casenum, name);
-	if (!ok)
-		failures++;
-	fflush(stdout);
-}
 
 static int map_create_attr(union bpf_attr *a)
 {
