@@ -138,12 +138,12 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("KTAP version 1\n");
 	if (!kallsyms_has("register_ftrace_direct_multi")) {
-		printf("1..0 # SKIP no ftrace direct calls on this arch in 6.1\n");
+		printf("1..1\nok 1 bpf_batch_bench # SKIP no ftrace direct calls on this arch in 6.1\n");
 		return 0;
 	}
 	map = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint64_t), 1);
 	if (map < 0 || pick_funcs()) {
-		printf("1..0 # SKIP setup failed\n");
+		printf("1..1\nnot ok 1 setup # cannot read the BTF or ftrace lists, or create a map\n");
 		return 1;
 	}
 	for (s = 0; s < (int)(sizeof(sizes) / sizeof(sizes[0])); s++)
