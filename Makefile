@@ -4,6 +4,7 @@
 # as kernel developers often have, does not leak in. bisect defaults to all arches.
 ARCH = x86_64
 APPEND =
+FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
 .PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint \
@@ -21,7 +22,7 @@ harness-test:
 	tests/harness-test.sh
 
 bisect:
-	scripts/bisect.sh $(BISECT_ARCH)
+	scripts/bisect.sh $(if $(FROM),--from $(FROM)) $(BISECT_ARCH)
 
 bisect-verify:
 	scripts/bisect-verify.sh
