@@ -138,7 +138,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("KTAP version 1\n");
 	if (!kallsyms_has("register_ftrace_direct_multi")) {
-		printf("1..1\nok 1 bpf_batch_bench # SKIP no ftrace direct calls on this arch in 6.1\n");
+		printf("1..1\nok 1 batch_bench # SKIP no ftrace direct calls on this arch in 6.1\n");
 		return 0;
 	}
 	map = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint64_t), 1);
