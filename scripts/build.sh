@@ -4,8 +4,9 @@ usage="usage: build.sh [-h|--help] [--debug] [--fragment FILE] [--config-only] [
 
 Configure and build the guest kernel for ARCH out of tree (O=) with ccache: tinyconfig, then
 qemu/config/common.config, qemu/config/BUILD_NAME.config (or the fragments CONFIG_FRAGMENTS
-of the arch file names, e.g. riscv64 and up for riscv64-up) and qemu/config/debug.config with
---debug, merged by the kernel's scripts/kconfig/merge_config.sh. Fails, listing them, if any
+of the arch file names, e.g. riscv64 and up for riscv64-up), the options of
+qemu/config/series.config whose symbol the tree's Kconfig defines, and
+qemu/config/debug.config with --debug, merged by the kernel's scripts/kconfig/merge_config.sh. Fails, listing them, if any
 option the fragments request is not set so in the final .config. Image and modules are built in one make
 invocation (module BTF must match vmlinux).
 
@@ -58,6 +59,19 @@ frags=("$KS_ROOT/qemu/config/common.config")
 for f in ${CONFIG_FRAGMENTS:-$BUILD_NAME}; do
 	frags+=("$KS_ROOT/qemu/config/$f.config")
 done
+# Options the series adds: only those this tree (a bisection step, the base) knows.
+: > "$cfgdir/series.config"
+while read -r line; do
+	case "$line" in
+	CONFIG_*=*|"# CONFIG_"*" is not set") ;;
+	*) continue ;;
+	esac
+	sym=${line#\# }; sym=${sym%%[= ]*}; sym=${sym#CONFIG_}
+	if grep -rqsx --include='Kconfig*' -e "config $sym" -e "menuconfig $sym" "$src"; then
+		echo "$line" >> "$cfgdir/series.config"
+	fi
+done < "$KS_ROOT/qemu/config/series.config"
+frags+=("$cfgdir/series.config")
 [ -n "$debug" ] && frags+=("$KS_ROOT/qemu/config/debug.config")
 frags+=("${extra_frags[@]}")
 

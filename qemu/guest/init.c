@@ -20,8 +20,11 @@
  *	ktap		the module prints KTAP itself (KUnit); its lines are nested as they are.
  *	exec		MODULE is a program in /bin (qemu/guest/tests/MODULE.c) that prints
  *			KTAP on its standard output; nested like ktap. Arguments are passed on.
+ *	kunit		MODULE is a built-in KUnit suite, run at boot; its results are read
+ *			from /sys/kernel/debug/kunit/MODULE/results (CONFIG_KUNIT_DEBUGFS)
+ *			and nested like ktap. No arguments.
  *
- * A module or program file that is missing gives "# SKIP" (not built in this tree). Kernel
+ * A module, program or suite that is missing gives "# SKIP" (not built in this tree). Kernel
  * command-line arguments of the form MODULE.PARAM=VALUE are appended to that module's
  * arguments, as modprobe does; harness.only=NAME[,NAME...] runs only the named tests (a
  * name tests.list does not have is reported "not ok"; an empty list runs nothing).
@@ -449,6 +452,28 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 	return ok;
 }
 
+/* The whole of a (debugfs) file into a buffer the caller frees; NULL if it cannot. */
+static char *read_all(const char *path)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (!buf || fd < 0) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
 /*
  * Run @path with the words of @args, collecting its standard output into a buffer (caller
  * frees). *@ret gets its exit status, or -errno if it could not run.
@@ -506,7 +531,7 @@ static char *run_program(const char *path, const char *args, int *ret)
 
 static void run_test(int num, const struct test *t)
 {
-	int is_exec = !strcmp(t->kind, "exec");
+	int is_exec = !strcmp(t->kind, "exec"), is_kunit = !strcmp(t->kind, "kunit");
 	char path[256];
 	struct stat st;
 	char *log;
@@ -517,13 +542,19 @@ static void run_test(int num, const struct test *t)
 		    num, t->name);
 		return;
 	}
-	snprintf(path, sizeof(path), is_exec ? "/bin/%s" : "/lib/modules/%s", t->module);
+	snprintf(path, sizeof(path), is_exec ? "/bin/%s" :
+		 is_kunit ? "/sys/kernel/debug/kunit/%s/results" : "/lib/modules/%s", t->module);
 	if (stat(path, &st)) {
 		out("ok %d %s # SKIP %s is not built in this tree\n", num, t->name, t->module);
 		return;
 	}
-	out("# %s: %s %s %s\n", t->name, is_exec ? "running" : "loading", t->module, t->args);
-	log = is_exec ? run_program(path, t->args, &ret) : run_module(path, t->args, &ret);
+	out("# %s: %s %s %s\n", t->name, is_exec ? "running" : is_kunit ? "reading" : "loading",
+	    is_kunit ? path : t->module, t->args);
+	ret = 0;
+	if (is_kunit)
+		log = read_all(path);
+	else
+		log = is_exec ? run_program(path, t->args, &ret) : run_module(path, t->args, &ret);
 	if (!log) {
 		out("not ok %d %s # out of memory\n", num, t->name);
 		return;
@@ -532,7 +563,7 @@ static void run_test(int num, const struct test *t)
 		report_summary(num, t, log, ret, parse_test_bpf);
 	else if (!strcmp(t->kind, "test_vmalloc"))
 		report_summary(num, t, log, ret, parse_test_vmalloc);
-	else if (!strcmp(t->kind, "ktap") || is_exec)
+	else if (!strcmp(t->kind, "ktap") || is_exec || is_kunit)
 		report_ktap(num, t, log, ret);
 	else
 		out("not ok %d %s # unknown kind '%s' in tests.list\n", num, t->name, t->kind);
