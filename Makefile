@@ -8,7 +8,7 @@ FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
 .PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint \
-	cover-letter send bench-percpu bench-batch help
+	cover-letter send maintainers bench-percpu bench-batch bench-execmem help
 
 all: run
 
@@ -41,6 +41,12 @@ bench-percpu:
 
 bench-batch:
 	scripts/bench-batch.sh
+
+bench-execmem:
+	scripts/bench-execmem.sh $(BISECT_ARCH)
+
+maintainers:
+	scripts/maintainers-check.sh
 
 deps:
 	scripts/deps.sh

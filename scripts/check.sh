@@ -84,6 +84,10 @@ timed "make send: b4 writes the mails, git am of them rebuilds the series" \
 	"$KS_ROOT/scripts/send.sh" || rc=$?
 count $rc
 rc=0
+timed "MAINTAINERS.snippet in the patched tree, get_maintainer.pl self-test" \
+	"$KS_ROOT/scripts/maintainers-check.sh" || rc=$?
+count $rc
+rc=0
 timed "per-patch matrix (make bisect-verify)" "$KS_ROOT/scripts/bisect-verify.sh" || rc=$?
 count $rc
 
@@ -95,15 +99,18 @@ for a in $arches; do
 	arm64)
 		# Same build, booted at EL2 with VHE: the JIT must use TPIDR_EL2 there.
 		rc=0
-		timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu" "$KS_ROOT/scripts/run.sh" \
-			--append "harness.only=test_bpf,bpf_percpu" arm64-vhe || rc=$?
+		timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu, execmem_kunit" \
+			"$KS_ROOT/scripts/run.sh" \
+			--append "harness.only=test_bpf,bpf_percpu,execmem_kunit" arm64-vhe || rc=$?
 		count $rc
 		;;
 	riscv64)
-		# CONFIG_SMP=n: the per-CPU code must build, and the helper must give CPU 0.
+		# CONFIG_SMP=n: the per-CPU code must build, and the helper must give CPU 0;
+		# execmem must build and pass there too.
 		rc=0
-		timed "riscv64 uniprocessor (CONFIG_SMP=n): bpf_percpu" "$KS_ROOT/scripts/run.sh" \
-			--append "harness.only=bpf_percpu" riscv64-up || rc=$?
+		timed "riscv64 uniprocessor (CONFIG_SMP=n): bpf_percpu, execmem_kunit" \
+			"$KS_ROOT/scripts/run.sh" \
+			--append "harness.only=bpf_percpu,execmem_kunit" riscv64-up || rc=$?
 		count $rc
 		;;
 	esac
