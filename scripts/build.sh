@@ -5,7 +5,8 @@ usage="usage: build.sh [-h|--help] [--debug] [--fragment FILE] [--config-only] [
 Configure and build the guest kernel for ARCH out of tree (O=) with ccache: tinyconfig, then
 qemu/config/common.config, qemu/config/BUILD_NAME.config (or the fragments CONFIG_FRAGMENTS
 of the arch file names, e.g. riscv64 and up for riscv64-up), the options of
-qemu/config/series.config whose symbol the tree's Kconfig defines, and
+qemu/config/series.config whose symbol the tree's Kconfig defines (checked only where their
+'if CONFIG_COND' holds), and
 qemu/config/debug.config with --debug, merged by the kernel's scripts/kconfig/merge_config.sh. Fails, listing them, if any
 option the fragments request is not set so in the final .config. Image and modules are built in one make
 invocation (module BTF must match vmlinux).
@@ -59,18 +60,21 @@ frags=("$KS_ROOT/qemu/config/common.config")
 for f in ${CONFIG_FRAGMENTS:-$BUILD_NAME}; do
 	frags+=("$KS_ROOT/qemu/config/$f.config")
 done
-# Options the series adds: only those this tree (a bisection step, the base) knows.
+# Options the series adds: only those this tree (a bisection step, the base) knows; an
+# option whose condition ("if CONFIG_COND") ends up unset is excused from the check below.
 : > "$cfgdir/series.config"
-while read -r line; do
-	case "$line" in
-	CONFIG_*=*|"# CONFIG_"*" is not set") ;;
+excusable=()
+while read -r opt _ cond; do
+	case "$opt" in
+	CONFIG_*=*) ;;
 	*) continue ;;
 	esac
-	sym=${line#\# }; sym=${sym%%[= ]*}; sym=${sym#CONFIG_}
+	sym=${opt%%=*}; sym=${sym#CONFIG_}
 	if grep -rqsx --include='Kconfig*' -e "config $sym" -e "menuconfig $sym" "$src"; then
-		echo "$line" >> "$cfgdir/series.config"
+		echo "$opt" >> "$cfgdir/series.config"
+		[ -z "$cond" ] || excusable+=("$opt $cond")
 	fi
-done < "$KS_ROOT/qemu/config/series.config"
+done < <(grep -v '^#' "$KS_ROOT/qemu/config/series.config")
 frags+=("$cfgdir/series.config")
 [ -n "$debug" ] && frags+=("$KS_ROOT/qemu/config/debug.config")
 frags+=("${extra_frags[@]}")
@@ -90,6 +94,11 @@ requests=$(for f in "${frags[@]}"; do
 		-e "s|^# \(CONFIG_[A-Za-z0-9_]*\) is not set|\1\t${f##*/}\t&|p" "$f"
 done | awk -F'\t' '{ last[$1] = $0; if (!seen[$1]++) order[n++] = $1 }
 	END { for (i = 0; i < n; i++) print last[order[i]] }')
+for e in "${excusable[@]}"; do
+	read -r opt cond <<< "$e"
+	grep -qx "$cond=y" "$cfgdir/.config" ||
+		requests=$(grep -vF -- "$(printf '\t%s' "$opt")" <<< "$requests" || true)
+done
 missing=
 while IFS=$'\t' read -r _ f line; do
 	case "$line" in

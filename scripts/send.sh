@@ -11,10 +11,13 @@ Write the series as mails with b4 (Debian's b4 0.12), never sending them:
  3. b4 prep --auto-to-cc: To/Cc from the base tree's scripts/get_maintainer.pl;
  4. b4 send --output-dir DIR --no-sign: the N+1 mails as DIR/*.eml (dry run: b4 sends
     nothing with an output directory, and its SMTP server is set to /bin/false as well);
- 5. round trip: git am of the N patch mails onto the base must rebuild the series exactly
-    (the same tree as git am of patches/, and the same git patch-id for every patch).
-The author and committer identity is the From: of the first patch. (b4 am -m is not used
-for the round trip: b4 0.12 fails on the folded Subject: headers it writes itself.)
+ 5. round trip: the N+1 mails as one mbox, b4 am -m of it (b4 picks the thread, orders
+    the patches and writes an am-ready .mbx), git am of that onto the base must rebuild the
+    series exactly (the same tree as git am of patches/, the same git patch-id for every
+    patch). b4 0.12 fails (ValueError) on the folded Subject: headers its own b4 send
+    writes, so the mbox gets its header lines unfolded first (RFC 5322 unfolding, by hand
+    in awk: a workaround for that b4 bug, not a change of content).
+The author and committer identity is the From: of the first patch.
 
 Options:
   --out DIR   where to write the mails (default: \$KSERIES_CACHE/out/mails); replaced
@@ -89,9 +92,24 @@ mapfile -t mails < <(find "$out" -name '*.eml' | sort)
 grep -q '^To: ' "${mails[0]}" || die "the cover letter mail has no To: (get_maintainer.pl)"
 note "wrote ${#mails[@]} mails to $out: $(sed -n 's/^Subject: //p' "${mails[0]}" | head -1) ..."
 
-# Round trip: the patch mails (not the cover, the first file) onto the base.
+# Round trip: every mail into one mbox with unfolded headers, b4 am -m, git am onto the base.
+for m in "${mails[@]}"; do
+	echo "From b4-roundtrip Thu Jan  1 00:00:00 1970"
+	awk 'head && /^$/ { if (held != "") print held; held = ""; head = 0 }
+		head && /^[ \t]/ { sub(/^[ \t]+/, " "); held = held $0; next }
+		head { if (held != "") print held; held = $0; next }
+		{ print }' head=1 "$m"
+	echo
+done > "$tmp/mails.mbox"
+msgid=$(sed -n 's/^[Mm]essage-[Ii][Dd]:[[:space:]]*<\(.*\)>.*/\1/p' "${mails[0]}" | head -1)
+[ -n "$msgid" ] || die "the cover letter mail has no Message-Id"
+mkdir -p "$tmp/am"
+b4 am -m "$tmp/mails.mbox" -o "$tmp/am" "$msgid" > "$tmp/b4.log" 2>&1 ||
+	{ cat "$tmp/b4.log"; die "b4 am -m of the mails failed"; }
+mbx=$(find "$tmp/am" -name '*.mbx' | head -1)
+[ -n "$mbx" ] || { cat "$tmp/b4.log"; die "b4 am -m wrote no .mbx"; }
 command git checkout -q -B send-roundtrip base
-command git am -q "${mails[@]:1}" || { command git am --abort || true; die "git am of the mails failed"; }
+command git am -q "$mbx" || { command git am --abort || true; die "git am of b4 am's mbox failed"; }
 rc=0
 if [ "$(command git rev-parse 'HEAD^{tree}')" != "$series_tree" ]; then
 	echo "send.sh: round trip: the mails give another tree than patches/:" >&2
@@ -106,5 +124,5 @@ for c in $(command git rev-list --reverse base..HEAD); do
 	i=$((i + 1))
 done
 [ "$i" -eq "${#names[@]}" ] || { echo "send.sh: round trip: $i commits, expected ${#names[@]}" >&2; rc=1; }
-[ "$rc" -ne 0 ] || note "round trip: git am of the ${#names[@]} patch mails rebuilds the series exactly"
+[ "$rc" -ne 0 ] || note "round trip: b4 am -m of the mails, then git am, rebuilds the ${#names[@]} patches exactly"
 exit "$rc"
