@@ -22,21 +22,10 @@ Exit codes: 0 done, 5 a build, boot or benchmark failed (nothing written), 64 us
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-out=$KS_ROOT/results
-while [ $# -gt 0 ]; do
-	case "$1" in
-	-h|--help) echo "$usage"; exit 0 ;;
-	--out) out=$2; shift ;;
-	*) echo "$usage" >&2; exit 64 ;;
-	esac
-	shift
-done
-ks_lock
-"$KS_ROOT/scripts/deps.sh" >/dev/null
-"$KS_ROOT/scripts/fetch-base.sh" >/dev/null
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+out='' tmp='' npatches='' bench_words=()	# set by bench_options and bench_prepare (lib.sh)
+bench_options "$usage" "$@"
+[ "${#bench_words[@]}" -eq 0 ] || { echo "$usage" >&2; exit 64; }
+bench_prepare
 a=x86_64
 printf 'kernel\tmode\tn\tattach_ms\tdetach_ms\tftrace_updates\tftrace_unregisters\n' > "$tmp/tsv"
 for kernel in base tip; do

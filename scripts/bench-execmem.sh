@@ -24,25 +24,10 @@ Exit codes: 0 done, 5 a build, boot or benchmark failed (nothing written), 64 us
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-out=$KS_ROOT/results
-while [ $# -gt 0 ]; do
-	case "$1" in
-	-h|--help) echo "$usage"; exit 0 ;;
-	--out) out=$2; shift ;;
-	-*) echo "$usage" >&2; exit 64 ;;
-	*) break ;;
-	esac
-	shift
-done
-arches=$(expand_arches "${@:-all}") || exit 64
-ks_lock
-S=$KS_ROOT/scripts
-"$S/deps.sh" >/dev/null
-"$S/fetch-base.sh" >/dev/null
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-npatches=$(series_names "$KS_ROOT/series" | wc -l)
+out='' tmp='' npatches='' bench_words=()	# set by bench_options and bench_prepare (lib.sh)
+bench_options "$usage" "$@"
+arches=$(expand_arches "${bench_words[@]:-all}") || exit 64
+bench_prepare
 printf 'arch\tkind\tname\tallocations\tbytes_mapped\tpmd_entries\tpte_entries\twritable_entries\tp50_ns\tp90_ns\tp99_ns\n' \
 	> "$tmp/tsv"
 

@@ -99,6 +99,37 @@ commit them on a branch (and export it with scripts/export.sh) or remove them fi
 }
 
 
+# bench_options USAGE ARGS...: the options every benchmark script takes: -h/--help (print
+# USAGE, exit 0) and --out DIR (sets $out; default results/ of the repo). The words after
+# the options go to the array bench_words; another option prints USAGE and exits 64.
+bench_options() {
+	local usage=$1
+	shift
+	out=$KS_ROOT/results
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		-h|--help) echo "$usage"; exit 0 ;;
+		--out) [ $# -ge 2 ] || { echo "$usage" >&2; exit 64; }; out=$2; shift ;;
+		-*) echo "$usage" >&2; exit 64 ;;
+		*) break ;;
+		esac
+		shift
+	done
+	bench_words=("$@")
+}
+
+# bench_prepare: what every benchmark does before its first build: take the build lock,
+# install the packages, fetch the base, make a scratch directory $tmp (removed on exit)
+# and count the patches of the series into $npatches.
+bench_prepare() {
+	ks_lock
+	"$KS_ROOT/scripts/deps.sh" >/dev/null
+	"$KS_ROOT/scripts/fetch-base.sh" >/dev/null
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	npatches=$(series_names "$KS_ROOT/series" | wc -l)
+}
+
 # bench_boot ARCH KERNEL NAME LOG [APPLY-ARGS...]: for a benchmark script, apply the series
 # onto branch bench-KERNEL (scripts/apply.sh APPLY-ARGS, e.g. --upto 0 for the base), build
 # ARCH, build its initramfs and boot it with harness.list=bench harness.only=NAME (the
