@@ -6,7 +6,10 @@ usage="usage: apply.sh [-h|--help] [--series FILE] [--patches DIR] [--upto N] [-
 Apply the quilt series file (patch names in order) onto a fresh branch of the base tree with
 'git am', and report the first patch that fails: its number, name and git am's reason. The
 base tree must exist (scripts/fetch-base.sh). A run with the same patches as the last one
-leaves the branch as it is, so builds stay incremental. Refuses to run when the tree has
+leaves the branch as it is, so builds stay incremental; otherwise git am runs in a worktree
+(\$KSERIES_CACHE/apply-tree) and the base tree checks out the result, which rewrites only
+the files whose content changes (the others keep their mtimes: make rebuilds only what the
+patches change against the tree checked out before). Refuses to run when the tree has
 uncommitted changes or untracked files, or when the branch holds commits this script did not
 make (a developer's work: export it with scripts/export.sh first, or use --force).
 
@@ -69,18 +72,29 @@ export them with 'scripts/export.sh $branch' (or rename the branch), or rerun wi
 fi
 rm -f "$stamp"
 git am --abort >/dev/null 2>&1 || true
-git checkout -q -B "$branch" base
+# git am runs in a worktree of its own, and the base tree then checks out the result: git
+# rewrites only the files that differ from what the base tree has checked out, so their
+# mtimes, and with them the incremental build, survive a re-apply of the same patches.
+wt=$KS_CACHE/apply-tree
+if [ ! -e "$wt/.git" ]; then
+	git worktree prune
+	git worktree add -q --detach "$wt" base
+fi
+wgit() { command git -C "$wt" "$@"; }
+wgit am --abort >/dev/null 2>&1 || true
+wgit checkout -q -f --detach base
 i=0
 for n in "${names[@]}"; do
 	i=$((i + 1))
-	if ! out=$(git -c user.name=kseries -c user.email=kseries@invalid am --quiet \
+	if ! out=$(wgit -c user.name=kseries -c user.email=kseries@invalid am --quiet \
 			--keep-cr "$pdir/$n" 2>&1); then
-		git am --abort >/dev/null 2>&1 || true
+		wgit am --abort >/dev/null 2>&1 || true
+		git checkout -q -B "$branch" "$(wgit rev-parse HEAD)"
+		echo "partial $(git rev-parse HEAD)" > "$stamp"
 		echo "$out" | sed 's/^/  /' >&2
 		die "patch $i/${#names[@]} '$n' does not apply (git am output above)"
 	fi
-	# Record every commit made here, so a partly applied branch is known as ours.
-	echo "partial $(git rev-parse HEAD)" > "$stamp"
 done
+git checkout -q -B "$branch" "$(wgit rev-parse HEAD)"
 echo "$want $(git rev-parse HEAD)" > "$stamp"
 note "applied ${#names[@]} patch(es) on branch $branch ($(git rev-parse --short HEAD))"

@@ -4,7 +4,7 @@ usage="usage: harness-test.sh [-h|--help]
 
 Unit tests of the harness itself, without booting: scripts/report.sh on saved console logs
 (tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
-expected failure that passed, KTAP of built-in KUnit before the guest's own), unknown ARCH names, a series whose patch does not apply, quilt
+expected failure that passed, KTAP of built-in KUnit before the guest's own), unknown ARCH names, a series whose patch does not apply, a re-apply that keeps mtimes, quilt
 against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
@@ -101,6 +101,31 @@ export_round_trip() {
 		[ "$(wc -l < "$tmp/export/series")" -eq 3 ]
 }
 expect export_round_trip 0 'exported 3 patch' export_round_trip
+
+# Applying patches whose result the base tree already has checked out (here: patch 1 again,
+# on another branch) rewrites no file, so make keeps the objects built from it.
+mtimes_survive() {
+	local src f old rc=0
+	src=$(. "$R/scripts/lib.sh" && echo "$KS_SRC")
+	f=$src/lib/test_vmalloc.c
+	"$R/scripts/apply.sh" --series "$B/series" --patches "$B" --upto 1 --branch mtime-a \
+		--force || return 2
+	touch -d '2001-01-01 00:00:00' "$f"
+	old=$(stat -c %Y "$f")
+	"$R/scripts/apply.sh" --series "$B/series" --patches "$B" --upto 1 --branch mtime-b \
+		--force || rc=3
+	if [ "$rc" = 0 ] && [ "$(stat -c %Y "$f")" = "$old" ]; then
+		echo "lib/test_vmalloc.c kept its mtime"
+	else
+		echo "lib/test_vmalloc.c was rewritten"
+		rc=${rc/#0/1}
+	fi
+	git -C "$src" checkout -q --detach
+	git -C "$src" branch -q -D mtime-a mtime-b
+	rm -f "$(. "$R/scripts/lib.sh" && echo "$KS_CACHE")"/applied.mtime-[ab]
+	return "$rc"
+}
+expect apply_keeps_mtimes 0 'kept its mtime' mtimes_survive
 
 # A fragment option that a dependency drops is an error naming it (config stage only).
 expect build_dropped_option 1 'CONFIG_KASAN_SW_TAGS=y \(from dropped.config' \
