@@ -80,7 +80,7 @@ timed "cover letter up to date (scripts/cover-letter.sh --check)" \
 	"$KS_ROOT/scripts/cover-letter.sh" --check || rc=$?
 count $rc
 rc=0
-timed "make send: b4 writes the mails, git am of them rebuilds the series" \
+timed "make send: b4 writes the mails, b4 am -m + git am of them rebuild the series" \
 	"$KS_ROOT/scripts/send.sh" || rc=$?
 count $rc
 rc=0
