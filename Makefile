@@ -7,13 +7,16 @@ APPEND =
 FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
-.PHONY: all run check harness-test base apply export quilt-check deps bisect bisect-verify lint \
+.PHONY: all run debug check harness-test base apply export quilt-check deps bisect bisect-verify lint \
 	cover-letter send maintainers bench-percpu bench-batch bench-execmem help
 
 all: run
 
 run:
 	scripts/run.sh --append "$(APPEND)" $(ARCH)
+
+debug:
+	scripts/run.sh --debug $(ARCH)
 
 check:
 	scripts/check.sh

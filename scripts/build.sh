@@ -12,7 +12,9 @@ option the fragments request is not set so in the final .config. Image and modul
 invocation (module BTF must match vmlinux).
 
 Options:
-  --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX)
+  --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX),
+               building in its own directory (\$KSERIES_CACHE/build/BUILD_NAME-debug); the
+               same as KSERIES_DEBUG=1 in the environment
   --fragment FILE
                merge FILE (a kconfig fragment) last; may be given more than once
   --config-only
@@ -20,18 +22,17 @@ Options:
   --src DIR    kernel source tree (default: the cached base tree, see scripts/lib.sh)
   -h, --help   show this help
 
-Environment: JOBS (make -j, default: number of CPUs + 1), KSERIES_CACHE."
+Environment: JOBS (make -j, default: number of CPUs + 1), KSERIES_CACHE, KSERIES_DEBUG."
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-debug=
 extra_frags=()
 config_only=
 src=$KS_SRC
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
-	--debug) debug=1 ;;
+	--debug) export KSERIES_DEBUG=1 ;;
 	--fragment) extra_frags+=("$(realpath "$2")"); shift ;;
 	--config-only) config_only=1 ;;
 	--src) src=$2; shift ;;
@@ -76,7 +77,7 @@ while read -r opt _ cond; do
 	fi
 done < <(grep -v '^#' "$KS_ROOT/qemu/config/series.config")
 frags+=("$cfgdir/series.config")
-[ -n "$debug" ] && frags+=("$KS_ROOT/qemu/config/debug.config")
+[ -z "${KSERIES_DEBUG:-}" ] || frags+=("$KS_ROOT/qemu/config/debug.config")
 frags+=("${extra_frags[@]}")
 
 # Make the config in a scratch build dir, and install it only when it changed, so an

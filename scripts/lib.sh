@@ -47,8 +47,10 @@ load_arch() {
 	ARCH_NAME=$name
 	CONFIG_FRAGMENTS=	# optional key: reset, as the files are sourced one after another
 	. "$KS_ROOT/qemu/arch/$name.conf"
-	KS_BUILD=$KS_CACHE/build/$BUILD_NAME
-	KS_OUT=$KS_CACHE/out/$ARCH_NAME
+	# A debug build (KSERIES_DEBUG set: qemu/config/debug.config) has its own build and
+	# output directories, so that it never dirties the plain incremental build.
+	KS_BUILD=$KS_CACHE/build/$BUILD_NAME${KSERIES_DEBUG:+-debug}
+	KS_OUT=$KS_CACHE/out/$ARCH_NAME${KSERIES_DEBUG:+-debug}
 }
 
 # expand_arches LIST: "all" or a space/comma separated list -> validated names.
