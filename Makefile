@@ -8,7 +8,7 @@ FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
 .PHONY: all run debug check harness-test base apply export quilt-check deps bisect bisect-verify lint \
-	cover-letter send maintainers bench-percpu bench-batch bench-execmem help
+	cover-letter send maintainers bench-percpu bench-batch bench-execmem bench-bpf-load help
 
 all: run
 
@@ -47,6 +47,9 @@ bench-batch:
 
 bench-execmem:
 	scripts/bench-execmem.sh $(BISECT_ARCH)
+
+bench-bpf-load:
+	scripts/bench-bpf-load.sh $(BISECT_ARCH)
 
 maintainers:
 	scripts/maintainers-check.sh

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpf_jit_execmem.c - BPF JIT images on execmem, through the real bpf(2) syscall.
+ *
+ * Cases (KTAP on stdout):
+ *   fleet_load_run_free  load 100 socket filters whose sizes follow the fleet mix (half
+ *                        below 500 bytes of code, three quarters below 2 kB, the rest up to
+ *                        64 kB), run each once (BPF_PROG_TEST_RUN: the return value proves
+ *                        the copy into place), check that each is JIT-ed and is one more
+ *                        execmem allocation, that no execmem entry is writable, then close
+ *                        them all and wait for the allocations to go back to where they were
+ *   subprog_call         a program calling a subprogram (bpf2bpf: the JIT's extra pass)
+ *                        returns what the subprogram computed, with two JIT-ed functions
+ *   kallsyms             /proc/kallsyms names a loaded program at its JIT-ed address
+ *   xdp_dispatcher       an XDP program attached to lo (generic XDP, through the BPF
+ *                        dispatcher, whose image is execmem text) counts a UDP packet sent
+ *                        to 127.0.0.1
+ *
+ * The execmem cases are skipped on a kernel whose BPF JIT still uses bpf_prog_pack (its
+ * allocator is in /proc/kallsyms) or that has no /sys/kernel/debug/execmem.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include "../bpf_raw.h"
+#include "../ktap.h"
+
+#define EXECMEM_STATS	"/sys/kernel/debug/execmem"
+#define NPROGS		100
+#define LOG_SIZE	65536
+
+static char logbuf[LOG_SIZE];
+
+/* Field @key of the execmem debugfs file, or -1 if it cannot be read. */
+static long execmem_stat(const char *key)
+{
+	char line[128], name[64];
+	long val, found = -1;
+	FILE *f = fopen(EXECMEM_STATS, "r");
+
+	if (!f)
+		return -1;
+	while (found < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", name, &val) == 2 && !strcmp(name, key))
+			found = val;
+	fclose(f);
+	return found;
+}
+
+/* Run @fd once on a 64-byte packet; its return value, or -1 on error. */
+static long test_run(int fd)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = fd;
+	a.test.data_in = (uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	a.test.repeat = 1;
+	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
+		return -1;
+	return a.test.retval;
+}
+
+/* The info of program @fd with room for @nfuncs JIT-ed addresses and lengths; 0 or -1. */
+static int prog_info(int fd, struct bpf_prog_info *info, uint64_t *ksyms, uint32_t *lens,
+		     uint32_t nfuncs)
+{
+	union bpf_attr a;
+
+	memset(info, 0, sizeof(*info));
+	info->nr_jited_ksyms = nfuncs;
+	info->jited_ksyms = (uintptr_t)ksyms;
+	info->nr_jited_func_lens = nfuncs;
+	info->jited_func_lens = (uintptr_t)lens;
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = fd;
+	a.info.info_len = sizeof(*info);
+	a.info.info = (uintptr_t)info;
+	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) ? -1 : 0;
+}
+
+/*
+ * Load a socket filter returning @id + @adds from @adds + 2 instructions, without a
+ * verifier log (a level-1 log of 16,000 instructions would not fit); fd or -errno.
+ */
+static int load_sized(int id, int adds)
+{
+	struct bpf_insn *insns = malloc((adds + 2) * sizeof(*insns));
+	union bpf_attr a;
+	int i, fd;
+
+	if (!insns)
+		return -ENOMEM;
+	insns[0] = MOV64_IMM(0, id);
+	for (i = 1; i <= adds; i++)
+		insns[i] = ADD64_IMM(0, 1);
+	insns[adds + 1] = EXIT();
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = adds + 2;
+	a.license = (uintptr_t)"GPL";
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0)
+		fd = -errno;
+	free(insns);
+	return fd;
+}
+
+/* The fleet mix for program @i of NPROGS: BPF instructions (about 4 bytes of code each). */
+static int fleet_adds(int i)
+{
+	if (i % 4 < 2)
+		return 20 + (i * 37) % 100;		/* < 500 bytes */
+	if (i % 4 == 2)
+		return 130 + (i * 53) % 350;		/* < 2 kB */
+	return 500 + (i * 977) % 15500;		/* up to 64 kB */
+}
+
+/*
+ * The execmem allocation count once it has not changed for 200 ms (programs of earlier
+ * tests are freed after an RCU grace period, by a work item), waiting at most 10 s.
+ */
+static long settled_allocations(void)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	long prev = -2, n = execmem_stat("allocations");
+	int i;
+
+	for (i = 0; i < 50 && n != prev; i++) {
+		nanosleep(&ts, NULL);
+		prev = n;
+		n = execmem_stat("allocations");
+	}
+	return n;
+}
+
+/* Wait up to 20 s for the execmem allocation count to drop to @want; the last count. */
+static long wait_allocations(long want)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	long n = execmem_stat("allocations");
+	int i;
+
+	for (i = 0; i < 400 && n > want; i++) {
+		nanosleep(&ts, NULL);
+		n = execmem_stat("allocations");
+	}
+	return n;
+}
+
+static void fleet_load_run_free(void)
+{
+	long base = settled_allocations(), after, wrong = 0, notjit = 0, total = 0;
+	int fds[NPROGS], i, n = 0;
+	struct bpf_prog_info info;
+	uint64_t ksym;
+	uint32_t len;
+
+	for (i = 0; i < NPROGS; i++) {
+		fds[i] = load_sized(i, fleet_adds(i));
+		if (fds[i] < 0) {
+			result(0, "fleet_load_run_free", "program %d (%d insns) not loaded: %s",
+			       i, fleet_adds(i) + 2, strerror(-fds[i]));
+			goto out;
+		}
+		n++;
+		if (test_run(fds[i]) != i + fleet_adds(i))
+			wrong++;
+		if (prog_info(fds[i], &info, &ksym, &len, 1) || !info.jited_prog_len)
+			notjit++;
+		else
+			total += info.jited_prog_len;
+	}
+	after = execmem_stat("allocations");
+	if (wrong || notjit || after != base + NPROGS || execmem_stat("writable_entries")) {
+		result(0, "fleet_load_run_free",
+		       "%ld wrong results, %ld not JIT-ed, allocations %ld -> %ld (want +%d), %ld writable entries",
+		       wrong, notjit, base, after, NPROGS, execmem_stat("writable_entries"));
+		goto out;
+	}
+	printf("# fleet_load_run_free: %d programs, %ld bytes JIT-ed, %ld chunks, %ld bytes used\n",
+	       NPROGS, total, execmem_stat("chunks"), execmem_stat("bytes_used"));
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	n = 0;
+	after = wait_allocations(base);
+	result(after == base, "fleet_load_run_free",
+	       "allocations after closing all: %ld (before loading: %ld)", after, base);
+out:
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+static void subprog_call(void)
+{
+	/* r1 = 7; r0 = sub(r1); r0 += 100; exit;  sub: r0 = r1 * 3 + 1 */
+	const struct bpf_insn insns[] = {
+		MOV64_IMM(1, 7),
+		INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 2),
+		ADD64_IMM(0, 100),
+		EXIT(),
+		MOV64_REG(0, 1),
+		INSN(BPF_ALU64 | BPF_MUL | BPF_K, 0, 0, 0, 3),
+		ADD64_IMM(0, 1),
+		EXIT(),
+	};
+	int fd = prog_load_type(BPF_PROG_TYPE_SOCKET_FILTER, insns, 8, logbuf, LOG_SIZE);
+	struct bpf_prog_info info;
+	uint64_t ksyms[2];
+	uint32_t lens[2];
+	long ret;
+
+	if (fd < 0) {
+		result(0, "subprog_call", "load: %s; verifier log: %.300s", strerror(-fd), logbuf);
+		return;
+	}
+	ret = test_run(fd);
+	if (prog_info(fd, &info, ksyms, lens, 2))
+		info.nr_jited_func_lens = 0;
+	result(ret == 122 && info.nr_jited_func_lens == 2 && lens[0] && lens[1], "subprog_call",
+	       "returned %ld (want 122), %u JIT-ed functions (want 2)", ret,
+	       info.nr_jited_func_lens);
+	close(fd);
+}
+
+static void kallsyms_case(void)
+{
+	char line[512], want[32], sym[256];
+	int fd = load_sized(1, 10), found = 0;
+	struct bpf_prog_info info;
+	uint64_t ksym = 0;
+	uint32_t len;
+	FILE *f;
+
+	if (fd < 0 || prog_info(fd, &info, &ksym, &len, 1) || !ksym) {
+		result(0, "kallsyms", "no JIT-ed program to look up (load: %d)", fd);
+		goto out;
+	}
+	snprintf(want, sizeof(want), "%016llx", (unsigned long long)ksym);
+	f = fopen("/proc/kallsyms", "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, want, 16) && sscanf(line, "%*s %*c %255s", sym) == 1 &&
+			!strncmp(sym, "bpf_prog_", 9);
+	if (f)
+		fclose(f);
+	result(found, "kallsyms", "a bpf_prog_ symbol at %s: %s", want, found ? sym : "none");
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+static void xdp_dispatcher(void)
+{
+	/* map[0]++ ; return XDP_PASS */
+	int map = map_create(BPF_MAP_TYPE_ARRAY, 8, 1), fd = -1, link = -1, sock = -1;
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	uint64_t count = 0;
+	union bpf_attr a;
+	int i;
+
+	if (map < 0) {
+		result(0, "xdp_dispatcher", "map: %s", strerror(errno));
+		return;
+	}
+	{
+		const struct bpf_insn insns[] = {
+			ST_W(10, -4, 0),
+			LD_MAP_FD(1, map),
+			MOV64_REG(2, 10),
+			ADD64_IMM(2, -4),
+			CALL(BPF_FUNC_map_lookup_elem),
+			JEQ_IMM(0, 0, 2),
+			MOV64_IMM(1, 1),
+			INSN(BPF_STX | BPF_ATOMIC | BPF_DW, 0, 1, 0, BPF_ADD),
+			MOV64_IMM(0, XDP_PASS),
+			EXIT(),
+		};
+		fd = prog_load_attach(BPF_PROG_TYPE_XDP, BPF_XDP, 0, insns,
+				      sizeof(insns) / sizeof(insns[0]), logbuf, LOG_SIZE);
+	}
+	if (fd < 0) {
+		result(0, "xdp_dispatcher", "load: %s; verifier log: %.300s", strerror(-fd),
+		       logbuf);
+		goto out;
+	}
+	memset(&a, 0, sizeof(a));
+	a.link_create.prog_fd = fd;
+	a.link_create.target_ifindex = 1;	/* lo */
+	a.link_create.attach_type = BPF_XDP;
+	a.link_create.flags = 1U << 1;		/* XDP_FLAGS_SKB_MODE: generic XDP */
+	link = sys_bpf(BPF_LINK_CREATE, &a);
+	if (link < 0) {
+		result(0, "xdp_dispatcher", "attach to lo: %s", strerror(errno));
+		goto out;
+	}
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sock = socket(AF_INET, SOCK_DGRAM, 0);
+	for (i = 0; sock >= 0 && i < 3; i++)
+		sendto(sock, "ping", 4, 0, (struct sockaddr *)&to, sizeof(to));
+	/* lo delivers through the backlog, in softirq context: allow it a second. */
+	for (i = 0; i < 20 && count < 3; i++) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		map_lookup(map, 0, &count);
+	}
+	result(count >= 3 && kallsyms_has("bpf_dispatcher_xdp"), "xdp_dispatcher",
+	       "%llu packets counted (want >= 3), dispatcher image %s in kallsyms",
+	       (unsigned long long)count, kallsyms_has("bpf_dispatcher_xdp") ? "" : "not");
+out:
+	if (sock >= 0)
+		close(sock);
+	if (link >= 0)
+		close(link);
+	if (fd >= 0)
+		close(fd);
+	close(map);
+}
+
+int main(void)
+{
+	const char *why = NULL;
+
+	printf("KTAP version 1\n1..4\n");
+	if (kallsyms_has("bpf_prog_pack_alloc"))
+		why = "the BPF JIT uses bpf_prog_pack in this tree";
+	else if (execmem_stat("allocations") < 0)
+		why = "no " EXECMEM_STATS " in this tree";
+	if (why)
+		printf("ok %d fleet_load_run_free # SKIP %s\n", ++casenum, why);
+	else
+		fleet_load_run_free();
+	subprog_call();
+	kallsyms_case();
+	xdp_dispatcher();
+	return failures ? 1 : 0;
+}
