@@ -76,10 +76,7 @@ git am --abort >/dev/null 2>&1 || true
 # rewrites only the files that differ from what the base tree has checked out, so their
 # mtimes, and with them the incremental build, survive a re-apply of the same patches.
 wt=$KS_CACHE/apply-tree
-if [ ! -e "$wt/.git" ]; then
-	git worktree prune
-	git worktree add -q --detach "$wt" base
-fi
+base_worktree "$wt"
 wgit() { command git -C "$wt" "$@"; }
 wgit am --abort >/dev/null 2>&1 || true
 wgit checkout -q -f --detach base

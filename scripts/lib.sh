@@ -67,6 +67,27 @@ expand_arches() {
 	done
 }
 
+# base_worktree DIR: make DIR a git worktree of the base tree, detached at base, unless it is
+# one already; for steps that git am the series without touching the base tree's checkout.
+base_worktree() {
+	[ ! -e "$1/.git" ] || return 0
+	command git -C "$KS_SRC" worktree prune
+	command git -C "$KS_SRC" worktree add -q --detach "$1" base
+}
+
+# am_series DIR BRANCH: in the base worktree DIR (made by base_worktree if need be), point
+# BRANCH at base and git am every patch of series onto it; dies, with the am aborted, if one
+# does not apply. The committer identity comes from the caller's environment.
+am_series() {
+	local wt=$1 branch=$2 names
+	base_worktree "$wt"
+	mapfile -t names < <(series_names "$KS_ROOT/series")
+	command git -C "$wt" am --abort >/dev/null 2>&1 || true
+	command git -C "$wt" checkout -q -f -B "$branch" base
+	command git -C "$wt" am -q "${names[@]/#/$KS_ROOT/patches/}" ||
+		{ command git -C "$wt" am --abort || true; die "git am of patches/ failed in $wt"; }
+}
+
 # splat_patterns: the console patterns of qemu/splat.patterns (extended regular
 # expressions, comments dropped), for grep -E -f.
 splat_patterns() {

@@ -26,17 +26,10 @@ snippet=$KS_ROOT/MAINTAINERS.snippet
 [ -s "$snippet" ] || die "$snippet is missing or empty"
 
 wt=$KS_CACHE/maint-tree
-if [ ! -d "$wt/.git" ] && [ ! -f "$wt/.git" ]; then
-	git -C "$KS_SRC" worktree prune
-	git -C "$KS_SRC" worktree add -q --detach "$wt" base
-fi
-mapfile -t names < <(series_names "$KS_ROOT/series")
-cd "$wt"
-git am --abort >/dev/null 2>&1 || true
-git checkout -q -B maint base
 export GIT_AUTHOR_NAME=kseries GIT_AUTHOR_EMAIL=kseries@localhost \
 	GIT_COMMITTER_NAME=kseries GIT_COMMITTER_EMAIL=kseries@localhost
-git am -q "${names[@]/#/$KS_ROOT/patches/}" || { git am --abort || true; die "git am of patches/ failed"; }
+am_series "$wt" maint
+cd "$wt"
 
 fail=0
 bad() { echo "maintainers-check.sh: $*" >&2; fail=1; }

@@ -54,16 +54,8 @@ export GIT_CONFIG_COUNT=3 \
 	GIT_CONFIG_KEY_2=sendemail.smtpserver GIT_CONFIG_VALUE_2=/bin/false
 
 wt=$KS_CACHE/send-tree
-if [ ! -e "$wt/.git" ]; then
-	note "creating the worktree $wt (once)"
-	command git -C "$KS_SRC" worktree prune
-	command git -C "$KS_SRC" worktree add -q --detach "$wt" base
-fi
+am_series "$wt" send
 cd "$wt"
-command git checkout -q --detach base
-command git reset -q --hard base
-command git checkout -q -B send base
-command git am -q "${patches[@]}" || { command git am --abort || true; die "git am of patches/ failed"; }
 series_tree=$(command git rev-parse 'HEAD^{tree}')
 
 tmp=$(mktemp -d)
