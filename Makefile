@@ -7,7 +7,7 @@ APPEND =
 FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
-.PHONY: all run debug check harness-test base apply export quilt-check deps bisect bisect-verify lint \
+.PHONY: all run debug nommu check harness-test base apply export quilt-check deps bisect bisect-verify lint \
 	cover-letter send maintainers bench-percpu bench-batch bench-execmem bench-bpf-load help
 
 all: run
@@ -56,6 +56,9 @@ maintainers:
 
 deps:
 	scripts/deps.sh
+
+nommu:
+	scripts/build-nommu.sh
 
 base:
 	scripts/fetch-base.sh

@@ -5,11 +5,13 @@ usage="usage: check.sh [-h|--help] [ARCH...|all]
 The project's tests ('make check'): the harness unit tests (tests/harness-test.sh), the quilt
 round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), the cover
 letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git am round
-trip (scripts/send.sh), the per-patch matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
-all), with arm64 also the JIT and per-CPU tests booted at EL2 with VHE (arm64-vhe, where the
-per-CPU offset lives in another register) and with riscv64 a uniprocessor build
-(riscv64-up, CONFIG_SMP=n) booted with bpf_percpu, then on the first arch planted failures (tests/planted-test.sh) and the bisection of a
-fixture series (tests/bisect-test.sh). Prints the time of every stage and ends with the line
+trip (scripts/send.sh), MAINTAINERS.snippet (scripts/maintainers-check.sh), the per-patch
+matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
+all), with arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
+where the per-CPU offset lives in another register) and with riscv64 a uniprocessor build
+(riscv64-up, CONFIG_SMP=n) booted with the same tests and a CONFIG_MMU=n compile check
+(scripts/build-nommu.sh), then on the first arch planted failures (tests/planted-test.sh)
+and the bisection of a fixture series (tests/bisect-test.sh). Prints the time of every stage and ends with the line
 'N passed, N failed': one count per KTAP result of the test scripts and one per other stage.
 Exit 0 only if all passed.
 
@@ -99,18 +101,25 @@ for a in $arches; do
 	arm64)
 		# Same build, booted at EL2 with VHE: the JIT must use TPIDR_EL2 there.
 		rc=0
-		timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu, execmem_kunit" \
+		timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu, execmem_kunit, bpf_jit_execmem" \
 			"$KS_ROOT/scripts/run.sh" \
-			--append "harness.only=test_bpf,bpf_percpu,execmem_kunit" arm64-vhe || rc=$?
+			--append "harness.only=test_bpf,bpf_percpu,execmem_kunit,bpf_jit_execmem" \
+			arm64-vhe || rc=$?
 		count $rc
 		;;
 	riscv64)
 		# CONFIG_SMP=n: the per-CPU code must build, and the helper must give CPU 0;
-		# execmem must build and pass there too.
+		# execmem and the JIT on it must build and pass there too.
 		rc=0
-		timed "riscv64 uniprocessor (CONFIG_SMP=n): bpf_percpu, execmem_kunit" \
+		timed "riscv64 uniprocessor (CONFIG_SMP=n): bpf_percpu, execmem_kunit, bpf_jit_execmem" \
 			"$KS_ROOT/scripts/run.sh" \
-			--append "harness.only=bpf_percpu,execmem_kunit" riscv64-up || rc=$?
+			--append "harness.only=bpf_percpu,execmem_kunit,bpf_jit_execmem" \
+			riscv64-up || rc=$?
+		count $rc
+		# CONFIG_MMU=n: compiles (execmem stubs), nothing to boot.
+		rc=0
+		timed "riscv64 CONFIG_MMU=n compiles (scripts/build-nommu.sh)" \
+			"$KS_ROOT/scripts/build-nommu.sh" || rc=$?
 		count $rc
 		;;
 	esac
