@@ -20,7 +20,9 @@
  * allocator is in /proc/kallsyms) or that has no /sys/kernel/debug/execmem.
  */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include "../bpf_raw.h"
@@ -253,6 +255,19 @@ out:
 		close(fd);
 }
 
+/* Bring the loopback device up (the guest's init does not): 0, or -errno. */
+static int lo_up(int sock)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(sock, SIOCGIFFLAGS, &ifr))
+		return -errno;
+	ifr.ifr_flags |= IFF_UP;
+	return ioctl(sock, SIOCSIFFLAGS, &ifr) ? -errno : 0;
+}
+
 static void xdp_dispatcher(void)
 {
 	/* map[0]++ ; return XDP_PASS */
@@ -299,7 +314,12 @@ static void xdp_dispatcher(void)
 	}
 	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sock = socket(AF_INET, SOCK_DGRAM, 0);
-	for (i = 0; sock >= 0 && i < 3; i++)
+	i = sock < 0 ? -errno : lo_up(sock);
+	if (i) {
+		result(0, "xdp_dispatcher", "no UDP socket or lo not up: %s", strerror(-i));
+		goto out;
+	}
+	for (i = 0; i < 3; i++)
 		sendto(sock, "ping", 4, 0, (struct sockaddr *)&to, sizeof(to));
 	/* lo delivers through the backlog, in softirq context: allow it a second. */
 	for (i = 0; i < 20 && count < 3; i++) {
