@@ -136,6 +136,49 @@ static inline int prog_load_type(enum bpf_prog_type type, const struct bpf_insn 
 	return prog_load_attach(type, 0, 0, insns, n, log, log_size);
 }
 
+/*
+ * Load a GPL socket filter of @adds + 2 instructions returning @id + @adds (r0 = @id, then
+ * @adds times r0 += 1: about 4 bytes of JIT-ed code each), without a verifier log (a
+ * level-1 log of thousands of instructions would not fit); the fd, or -errno.
+ */
+static inline int load_sized_filter(int id, int adds)
+{
+	struct bpf_insn *insns = malloc((adds + 2) * sizeof(*insns));
+	union bpf_attr a;
+	int i, fd;
+
+	if (!insns)
+		return -ENOMEM;
+	insns[0] = MOV64_IMM(0, id);
+	for (i = 1; i <= adds; i++)
+		insns[i] = ADD64_IMM(0, 1);
+	insns[adds + 1] = EXIT();
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = adds + 2;
+	a.license = (uintptr_t)"GPL";
+	fd = sys_bpf(BPF_PROG_LOAD, &a);
+	if (fd < 0)
+		fd = -errno;
+	free(insns);
+	return fd;
+}
+
+/*
+ * The @adds of load_sized_filter() for program @i of the fleet's size mix: half below 500
+ * bytes of code, a quarter 500 B - 2 kB, a quarter from 2 kB up to @max_adds (> 500)
+ * instructions.
+ */
+static inline int fleet_adds(int i, int max_adds)
+{
+	if (i % 4 < 2)
+		return 20 + (i * 37) % 100;
+	if (i % 4 == 2)
+		return 130 + (i * 53) % 350;
+	return 500 + (i * 977) % (max_adds - 500);
+}
+
 /* The kallsyms type letter of @name, or 0 if absent or unreadable. */
 static inline char kallsyms_type(const char *name)
 {

@@ -38,6 +38,7 @@
 
 #define NPROGS		1000
 #define NCYCLES		200
+#define MAX_ADDS	4000	/* instructions of the largest programs: 16 kB of code */
 #define HOG_BYTES	(64UL << 20)
 #define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 
@@ -141,41 +142,6 @@ static long long text_objects(void)
 	return areas;
 }
 
-/* Code instructions for program @i: the fleet mix, about 4 bytes of code each. */
-static int fleet_adds(int i)
-{
-	if (i % 4 < 2)
-		return 20 + (i * 37) % 100;		/* < 500 bytes */
-	if (i % 4 == 2)
-		return 130 + (i * 53) % 350;		/* < 2 kB */
-	return 500 + (i * 977) % 3500;		/* < 16 kB */
-}
-
-/* A socket filter of @adds + 2 instructions returning @id + @adds; fd or -errno. */
-static int load_sized(int id, int adds)
-{
-	struct bpf_insn *insns = malloc((adds + 2) * sizeof(*insns));
-	union bpf_attr a;
-	int i, fd;
-
-	if (!insns)
-		return -ENOMEM;
-	insns[0] = MOV64_IMM(0, id);
-	for (i = 1; i <= adds; i++)
-		insns[i] = ADD64_IMM(0, 1);
-	insns[adds + 1] = EXIT();
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uintptr_t)insns;
-	a.insn_cnt = adds + 2;
-	a.license = (uintptr_t)"GPL";
-	fd = sys_bpf(BPF_PROG_LOAD, &a);
-	if (fd < 0)
-		fd = -errno;
-	free(insns);
-	return fd;
-}
-
 /* Wait up to 30 s for text_objects() to drop to @want; ms waited, or -1 if it did not. */
 static double wait_freed(long long want)
 {
@@ -200,7 +166,7 @@ static void load_unload(const char *mode)
 	snprintf(name, sizeof(name), "load_%s", mode);
 	t0 = now_ms();
 	for (i = 0; i < NPROGS && !err; i++) {
-		fds[i] = load_sized(i, fleet_adds(i));
+		fds[i] = load_sized_filter(i, fleet_adds(i, MAX_ADDS));
 		if (fds[i] < 0)
 			err = -fds[i];
 		else
@@ -242,7 +208,7 @@ static void cycles(const char *mode)
 
 	snprintf(name, sizeof(name), "cycle_%s", mode);
 	for (i = 0; i < NCYCLES; i++) {
-		fd = load_sized(i, 70);
+		fd = load_sized_filter(i, 70);
 		if (fd < 0) {
 			result(0, name, "load %d: %s", i, strerror(-fd));
 			return;
@@ -279,7 +245,7 @@ static pid_t start_hog(void)
 
 int main(void)
 {
-	int warm = load_sized(-1, 70);
+	int warm = load_sized_filter(-1, 70);
 	pid_t hog;
 
 	printf("KTAP version 1\n1..4\n");

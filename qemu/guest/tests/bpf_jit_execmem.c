@@ -31,6 +31,7 @@
 #define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 #define NPROGS		100
 #define LOG_SIZE	65536
+#define MAX_ADDS	16000	/* instructions of the largest programs: 64 kB of code */
 
 static char logbuf[LOG_SIZE];
 
@@ -85,44 +86,6 @@ static int prog_info(int fd, struct bpf_prog_info *info, uint64_t *ksyms, uint32
 }
 
 /*
- * Load a socket filter returning @id + @adds from @adds + 2 instructions, without a
- * verifier log (a level-1 log of 16,000 instructions would not fit); fd or -errno.
- */
-static int load_sized(int id, int adds)
-{
-	struct bpf_insn *insns = malloc((adds + 2) * sizeof(*insns));
-	union bpf_attr a;
-	int i, fd;
-
-	if (!insns)
-		return -ENOMEM;
-	insns[0] = MOV64_IMM(0, id);
-	for (i = 1; i <= adds; i++)
-		insns[i] = ADD64_IMM(0, 1);
-	insns[adds + 1] = EXIT();
-	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	a.insns = (uintptr_t)insns;
-	a.insn_cnt = adds + 2;
-	a.license = (uintptr_t)"GPL";
-	fd = sys_bpf(BPF_PROG_LOAD, &a);
-	if (fd < 0)
-		fd = -errno;
-	free(insns);
-	return fd;
-}
-
-/* The fleet mix for program @i of NPROGS: BPF instructions (about 4 bytes of code each). */
-static int fleet_adds(int i)
-{
-	if (i % 4 < 2)
-		return 20 + (i * 37) % 100;		/* < 500 bytes */
-	if (i % 4 == 2)
-		return 130 + (i * 53) % 350;		/* < 2 kB */
-	return 500 + (i * 977) % 15500;		/* up to 64 kB */
-}
-
-/*
  * The execmem allocation count once it has not changed for 200 ms (programs of earlier
  * tests are freed after an RCU grace period, by a work item), waiting at most 10 s.
  */
@@ -163,14 +126,14 @@ static void fleet_load_run_free(void)
 	uint32_t len;
 
 	for (i = 0; i < NPROGS; i++) {
-		fds[i] = load_sized(i, fleet_adds(i));
+		fds[i] = load_sized_filter(i, fleet_adds(i, MAX_ADDS));
 		if (fds[i] < 0) {
 			result(0, "fleet_load_run_free", "program %d (%d insns) not loaded: %s",
-			       i, fleet_adds(i) + 2, strerror(-fds[i]));
+			       i, fleet_adds(i, MAX_ADDS) + 2, strerror(-fds[i]));
 			goto out;
 		}
 		n++;
-		if (test_run(fds[i]) != i + fleet_adds(i))
+		if (test_run(fds[i]) != i + fleet_adds(i, MAX_ADDS))
 			wrong++;
 		if (prog_info(fds[i], &info, &ksym, &len, 1) || !info.jited_prog_len)
 			notjit++;
@@ -232,7 +195,7 @@ static void subprog_call(void)
 static void kallsyms_case(void)
 {
 	char line[512], want[32], sym[256];
-	int fd = load_sized(1, 10), found = 0;
+	int fd = load_sized_filter(1, 10), found = 0;
 	struct bpf_prog_info info;
 	uint64_t ksym = 0;
 	uint32_t len;
