@@ -43,13 +43,13 @@ int main(void)
 
 	printf("KTAP version 1\n1..1\n");
 	if (access(KMEMLEAK, F_OK)) {
-		printf("ok 1 kmemleak # SKIP no %s (CONFIG_DEBUG_KMEMLEAK off)\n", KMEMLEAK);
+		printf("ok 1 kmemleak_scan # SKIP no %s (CONFIG_DEBUG_KMEMLEAK off)\n", KMEMLEAK);
 		return 0;
 	}
 	for (i = 0; i < 2; i++) {
 		err = scan();
 		if (err) {
-			result(0, "kmemleak", "scan %d refused: %s (kmemleak disabled itself?)",
+			result(0, "kmemleak_scan", "scan %d refused: %s (kmemleak disabled itself?)",
 			       i + 1, strerror(-err));
 			return 1;
 		}
@@ -58,7 +58,7 @@ int main(void)
 	}
 	f = fopen(KMEMLEAK, "r");
 	if (!f) {
-		result(0, "kmemleak", "cannot read %s: %s", KMEMLEAK, strerror(errno));
+		result(0, "kmemleak_scan", "cannot read %s: %s", KMEMLEAK, strerror(errno));
 		return 1;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -70,6 +70,6 @@ int main(void)
 		}
 	}
 	fclose(f);
-	result(!leaks, "kmemleak", "%d suspected leak(s) after two scans", leaks);
+	result(!leaks, "kmemleak_scan", "%d suspected leak(s) after two scans", leaks);
 	return failures ? 1 : 0;
 }
