@@ -16,8 +16,11 @@
  *                        dispatcher, whose image is execmem text) counts a UDP packet sent
  *                        to 127.0.0.1
  *
- * The execmem cases are skipped on a kernel whose BPF JIT still uses bpf_prog_pack (its
- * allocator is in /proc/kallsyms) or that has no /sys/kernel/debug/execmem.
+ * fleet_load_run_free is skipped on a kernel whose BPF JIT does not use execmem yet: x86
+ * with bpf_prog_pack (its allocator is in /proc/kallsyms), an arch whose JIT still takes
+ * pages of its own per program (a program's load adds a vmalloc area of
+ * bpf_jit_binary_alloc() or bpf_jit_alloc_exec() to /proc/vmallocinfo), or no
+ * /sys/kernel/debug/execmem at all.
  */
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -49,6 +52,21 @@ static long execmem_stat(const char *key)
 			found = val;
 	fclose(f);
 	return found;
+}
+
+/* vmalloc areas of the old per-program JIT allocation in /proc/vmallocinfo; -1 if unreadable. */
+static long jit_page_areas(void)
+{
+	char line[512];
+	long n = 0;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "bpf_jit_binary_alloc") || strstr(line, "bpf_jit_alloc_exec");
+	fclose(f);
+	return n;
 }
 
 /* Run @fd once on a 64-byte packet; its return value, or -1 on error. */
@@ -307,12 +325,20 @@ out:
 int main(void)
 {
 	const char *why = NULL;
+	long areas;
+	int fd;
 
 	printf("KTAP version 1\n1..4\n");
 	if (kallsyms_has("bpf_prog_pack_alloc"))
 		why = "the BPF JIT uses bpf_prog_pack in this tree";
 	else if (execmem_stat("allocations") < 0)
 		why = "no " EXECMEM_STATS " in this tree";
+	areas = jit_page_areas();
+	fd = load_sized_filter(0, 10);
+	if (!why && fd >= 0 && jit_page_areas() > areas)
+		why = "this arch's JIT takes pages of its own per program in this tree";
+	if (fd >= 0)
+		close(fd);
 	if (why)
 		printf("ok %d fleet_load_run_free # SKIP %s\n", ++casenum, why);
 	else
