@@ -179,6 +179,22 @@ static inline int fleet_adds(int i, int max_adds)
 	return 500 + (i * 977) % (max_adds - 500);
 }
 
+/* The value of @key in file @path of "NAME VALUE" lines (debugfs, /proc/vmstat), or -1. */
+static inline long long file_stat(const char *path, const char *key)
+{
+	char line[256], name[64];
+	long long v, found = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (found < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", name, &v) == 2 && !strcmp(name, key))
+			found = v;
+	fclose(f);
+	return found;
+}
+
 /* The kallsyms type letter of @name, or 0 if absent or unreadable. */
 static inline char kallsyms_type(const char *name)
 {

@@ -53,22 +53,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Field @key ("NAME VALUE" lines) of file @path, or -1. */
-static long long file_stat(const char *path, const char *key)
-{
-	char line[256], name[64];
-	long long v, found = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (found < 0 && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lld", name, &v) == 2 && !strcmp(name, key))
-			found = v;
-	fclose(f);
-	return found;
-}
-
 /* Sum of the per-CPU counts of the "TLB:" row of /proc/interrupts (x86), or -1. */
 static long long tlb_ipis(void)
 {

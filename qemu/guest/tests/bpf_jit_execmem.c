@@ -41,17 +41,7 @@ static char logbuf[LOG_SIZE];
 /* Field @key of the execmem debugfs file, or -1 if it cannot be read. */
 static long execmem_stat(const char *key)
 {
-	char line[128], name[64];
-	long val, found = -1;
-	FILE *f = fopen(EXECMEM_STATS, "r");
-
-	if (!f)
-		return -1;
-	while (found < 0 && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %ld", name, &val) == 2 && !strcmp(name, key))
-			found = val;
-	fclose(f);
-	return found;
+	return file_stat(EXECMEM_STATS, key);
 }
 
 /* vmalloc areas of the old per-program JIT allocation in /proc/vmallocinfo; -1 if unreadable. */
