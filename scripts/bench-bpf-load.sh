@@ -31,6 +31,7 @@ out='' tmp='' npatches='' bench_words=()	# set by bench_options and bench_prepar
 bench_options "$usage" "$@"
 arches=$(expand_arches "${bench_words[@]:-all}") || exit 64
 bench_prepare
+: > "$tmp/notes"
 printf 'arch\tkernel\tkind\tmode\tn\tload_ms\tunload_ms\tfreed_ms\tbytes_mapped\tpmd\tpte\tcycle_ms\ttlb_ipis\tsplits\n' \
 	> "$tmp/tsv"
 
@@ -51,6 +52,9 @@ bench_one() {
 	[ "$(grep -c "	load	" "$tmp/one")" -eq 2 ] && [ "$(grep -c "	cycle	" "$tmp/one")" -eq 2 ] ||
 		die "$a $kernel: bpf_load_bench did not report all four measurements (see $log)"
 	cat "$tmp/one" >> "$tmp/tsv"
+	# the guest's reasons for a -1 ("# idle: ..." / "# loaded: ...")
+	sed -n 's/^[[:space:]]*# \(idle\|loaded\): /\1: /p' "$log" | sed "s/^/- $a $kernel /" \
+		>> "$tmp/notes"
 }
 
 for a in $arches; do
@@ -86,6 +90,15 @@ cp "$tmp/tsv" "$out/bpf-load-bench.tsv"
 	echo "| ---- | ------ | ---- | -: | -------------: | ----------------: |"
 	awk -F'\t' '$3 == "cycle" { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $4, $12, $13, $14 }' \
 		"$tmp/tsv"
+	if [ -s "$tmp/notes" ]; then
+		echo
+		echo "Why a number is -1, as the guest reported it:"
+		echo
+		cat "$tmp/notes"
+	fi
+	echo
+	echo "iTLB misses: not counted (QEMU TCG has no PMU). On hardware with one, run in the guest:"
+	echo "\`perf stat -e iTLB-load-misses,iTLB-loads -a -- ./bpf_load_bench\`."
 } > "$out/bpf-load-bench.md"
 
 awk -F'\t' '$3 == "load" && $4 == "idle" { e[$1 FS $2] = $10 + $11; if (!seen[$1]++) o[n++] = $1 }
