@@ -101,9 +101,9 @@ for a in $arches; do
 	arm64)
 		# Same build, booted at EL2 with VHE: the JIT must use TPIDR_EL2 there.
 		rc=0
-		timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu, execmem_kunit, bpf_jit_execmem" \
+		timed "arm64 at EL2 with VHE: test_bpf, bpf_percpu, execmem_kunit, bpf_jit_execmem, bpf_tramp_execmem" \
 			"$KS_ROOT/scripts/run.sh" \
-			--append "harness.only=test_bpf,bpf_percpu,execmem_kunit,bpf_jit_execmem" \
+			--append "harness.only=test_bpf,bpf_percpu,execmem_kunit,bpf_jit_execmem,bpf_tramp_execmem" \
 			arm64-vhe || rc=$?
 		count $rc
 		;;

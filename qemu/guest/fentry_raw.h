@@ -147,6 +147,37 @@ static inline uint32_t btf_func_id(const struct btf_funcs *bf, const char *name)
 }
 
 /*
+ * BTF type id of the struct @name in the blob btf_funcs_load() read into @bf, or 0; with
+ * *@member set to the index of its member @member_name (-1 if it has none of that name).
+ */
+static inline uint32_t btf_struct_member(const struct btf_funcs *bf, const char *name,
+					 const char *member_name, int *member)
+{
+	const struct btf_header *h = (const void *)bf->data;
+	const char *p = bf->data + h->hdr_len + h->type_off, *end = p + h->type_len;
+	uint32_t id = 1, i;
+
+	*member = -1;
+	for (; p + sizeof(struct btf_type) <= end; id++) {
+		const struct btf_type *t = (const void *)p;
+		long extra = btf_extra(BTF_INFO_KIND(t->info), BTF_INFO_VLEN(t->info));
+		const struct btf_member *m = (const void *)(t + 1);
+
+		if (extra < 0)
+			return 0;
+		if (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT &&
+		    !strcmp(bf->strs + t->name_off, name)) {
+			for (i = 0; i < BTF_INFO_VLEN(t->info); i++)
+				if (!strcmp(bf->strs + m[i].name_off, member_name))
+					*member = i;
+			return id;
+		}
+		p += sizeof(*t) + extra;
+	}
+	return 0;
+}
+
+/*
  * Whether the line list in @text (one "name [extra]" per line, as in ftrace's
  * available_filter_functions and enabled_functions) has @name as a word at a line start.
  */
