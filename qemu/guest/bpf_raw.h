@@ -137,6 +137,30 @@ static inline int prog_load_type(enum bpf_prog_type type, const struct bpf_insn 
 }
 
 /*
+ * BPF_PROG_TEST_RUN of @fd, @repeat times, on a zeroed 64-byte packet. Returns 0 with the
+ * last run's return value in *@retval and the kernel's mean nanoseconds per run in
+ * *@duration (either may be NULL), or -errno.
+ */
+static inline int pkt_test_run(int fd, uint32_t repeat, uint32_t *retval, uint32_t *duration)
+{
+	unsigned char pkt[64] = { 0 };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = fd;
+	a.test.data_in = (uintptr_t)pkt;
+	a.test.data_size_in = sizeof(pkt);
+	a.test.repeat = repeat;
+	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
+		return -errno;
+	if (retval)
+		*retval = a.test.retval;
+	if (duration)
+		*duration = a.test.duration;
+	return 0;
+}
+
+/*
  * Load a GPL socket filter of @adds + 2 instructions returning @id + @adds (r0 = @id, then
  * @adds times r0 += 1: about 4 bytes of JIT-ed code each), without a verifier log (a
  * level-1 log of thousands of instructions would not fit); the fd, or -errno.

@@ -46,19 +46,14 @@ static int prog_load(const struct bpf_insn *insns, int n)
 /* Mean ns per run of @repeat runs, or a negative value on error. */
 static double prog_time(int fd, unsigned int repeat)
 {
-	unsigned char pkt[64] = { 0 };
-	union bpf_attr a;
+	uint32_t ns = 0;
+	int err = pkt_test_run(fd, repeat, NULL, &ns);
 
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = fd;
-	a.test.data_in = (uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	a.test.repeat = repeat;
-	if (sys_bpf(BPF_PROG_TEST_RUN, &a)) {
-		printf("# test run failed: %s\n", strerror(errno));
+	if (err) {
+		printf("# test run failed: %s\n", strerror(-err));
 		return -1;
 	}
-	return a.test.duration;
+	return ns;
 }
 
 static unsigned int jited_len(int fd)

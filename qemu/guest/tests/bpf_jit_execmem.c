@@ -62,17 +62,9 @@ static long jit_page_areas(void)
 /* Run @fd once on a 64-byte packet; its return value, or -1 on error. */
 static long test_run(int fd)
 {
-	unsigned char pkt[64] = { 0 };
-	union bpf_attr a;
+	uint32_t ret = 0;
 
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = fd;
-	a.test.data_in = (uintptr_t)pkt;
-	a.test.data_size_in = sizeof(pkt);
-	a.test.repeat = 1;
-	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
-		return -1;
-	return a.test.retval;
+	return pkt_test_run(fd, 1, &ret, NULL) ? -1 : (long)ret;
 }
 
 /* The info of program @fd with room for @nfuncs JIT-ed addresses and lengths; 0 or -1. */
