@@ -28,25 +28,13 @@ frag=$KS_ROOT/qemu/config/nommu.config
 obj=$KS_CACHE/build/riscv64-nommu
 mkdir -p "$obj" "$CCACHE_DIR"
 export KBUILD_BUILD_TIMESTAMP="$KS_BASE_DATE" KBUILD_BUILD_USER=kseries KBUILD_BUILD_HOST=kseries
-kmake() {
-	make -C "$KS_SRC" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="ccache ${CROSS}gcc" \
-		HOSTCC="ccache gcc" O="$obj" "$@"
-}
-
-kmake -s nommu_virt_defconfig
+kmake "$KS_SRC" O="$obj" -s nommu_virt_defconfig
 (cd "$KS_SRC" && ARCH="$KARCH" CROSS_COMPILE="$CROSS" \
 	scripts/kconfig/merge_config.sh -O "$obj" "$obj/.config" "$frag" >"$obj/merge.log" 2>&1) ||
 	{ cat "$obj/merge.log" >&2; die "merge_config.sh failed"; }
-missing=
-while read -r line; do
-	case "$line" in
-	CONFIG_*=*) grep -qxF -- "$line" "$obj/.config" || missing="$missing $line" ;;
-	"# CONFIG_"*" is not set")
-		opt=${line#\# }; opt=${opt%% *}
-		! grep -q "^$opt=" "$obj/.config" || missing="$missing $opt=n" ;;
-	esac
-done < "$frag"
-[ -z "$missing" ] || die "options of nommu.config not set in the final .config:$missing"
+missing=$(config_requests "$frag" | config_missing "$obj/.config")
+[ -z "$missing" ] || die "options of nommu.config not set in the final .config:
+$missing"
 note "building riscv64 with CONFIG_MMU=n in $obj"
-kmake -j"${JOBS:-$(($(nproc) + 1))}" vmlinux
+kmake "$KS_SRC" O="$obj" -s -j"${JOBS:-$(($(nproc) + 1))}" vmlinux
 note "riscv64 CONFIG_MMU=n: built $obj/vmlinux"

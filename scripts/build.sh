@@ -50,10 +50,6 @@ cfgdir=$KS_CACHE/config/$BUILD_NAME
 mkdir -p "$KS_BUILD" "$cfgdir" "$CCACHE_DIR"
 jobs=${JOBS:-$(($(nproc) + 1))}
 export KBUILD_BUILD_TIMESTAMP="$KS_BASE_DATE" KBUILD_BUILD_USER=kseries KBUILD_BUILD_HOST=kseries
-kmake() {
-	make -C "$src" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="ccache ${CROSS}gcc" \
-		HOSTCC="ccache gcc" "$@"
-}
 
 # Variants of an arch (same BUILD_NAME) share its build and its fragment; a variant with its
 # own build lists its fragments in CONFIG_FRAGMENTS.
@@ -82,7 +78,7 @@ frags+=("${extra_frags[@]}")
 
 # Make the config in a scratch build dir, and install it only when it changed, so an
 # unchanged config never dirties the real build.
-kmake O="$cfgdir" -s tinyconfig >/dev/null
+kmake "$src" O="$cfgdir" -s tinyconfig >/dev/null
 cp "$cfgdir/.config" "$cfgdir/tiny.config"
 (cd "$src" && ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="${CROSS}gcc" \
 	scripts/kconfig/merge_config.sh -O "$cfgdir" "$cfgdir/tiny.config" "${frags[@]}" \
@@ -90,31 +86,15 @@ cp "$cfgdir/.config" "$cfgdir/tiny.config"
 
 # The request for an option is its line in the last fragment that names it (a later
 # fragment overrides an earlier one, as in merge_config.sh).
-requests=$(for f in "${frags[@]}"; do
-	sed -n -e "s|^\(CONFIG_[A-Za-z0-9_]*\)=.*|\1\t${f##*/}\t&|p" \
-		-e "s|^# \(CONFIG_[A-Za-z0-9_]*\) is not set|\1\t${f##*/}\t&|p" "$f"
-done | awk -F'\t' '{ last[$1] = $0; if (!seen[$1]++) order[n++] = $1 }
-	END { for (i = 0; i < n; i++) print last[order[i]] }')
+requests=$(config_requests "${frags[@]}")
 for e in "${excusable[@]}"; do
 	read -r opt cond <<< "$e"
 	grep -qx "$cond=y" "$cfgdir/.config" ||
 		requests=$(grep -vF -- "$(printf '\t%s' "$opt")" <<< "$requests" || true)
 done
-missing=
-while IFS=$'\t' read -r _ f line; do
-	case "$line" in
-	CONFIG_*=*)
-		grep -qxF -- "$line" "$cfgdir/.config" || missing="$missing
-  $line (from ${f##*/}; have: $(grep -E "^(# )?${line%%=*}[= ]" "$cfgdir/.config" || echo unset))"
-		;;
-	"# CONFIG_"*" is not set")
-		opt=${line#\# }; opt=${opt%% *}
-		! grep -q "^$opt=" "$cfgdir/.config" || missing="$missing
-  $line (from ${f##*/}; have: $(grep "^$opt=" "$cfgdir/.config"))"
-		;;
-	esac
-done <<< "$requests"
-[ -z "$missing" ] || die "requested options not set in the final .config for $ARCH_NAME:$missing"
+missing=$(config_missing "$cfgdir/.config" <<< "$requests")
+[ -z "$missing" ] || die "requested options not set in the final .config for $ARCH_NAME:
+$missing"
 if [ -n "$config_only" ]; then
 	note "config for $ARCH_NAME checked: $cfgdir/.config"
 	exit 0
@@ -123,8 +103,8 @@ fi
 if ! cmp -s "$cfgdir/.config" "$KS_BUILD/.config"; then
 	cp "$cfgdir/.config" "$KS_BUILD/.config"
 fi
-kmake O="$KS_BUILD" -s olddefconfig
+kmake "$src" O="$KS_BUILD" -s olddefconfig
 note "building $ARCH_NAME in $KS_BUILD (-j$jobs)"
-kmake O="$KS_BUILD" -j"$jobs" all
+kmake "$src" O="$KS_BUILD" -j"$jobs" all
 [ -f "$KS_BUILD/$IMAGE" ] || die "build finished without $IMAGE"
 note "built $KS_BUILD/$IMAGE"

@@ -141,6 +141,48 @@ bench_options() {
 	bench_words=("$@")
 }
 
+# kmake SRC MAKE-ARGS...: make in the kernel tree SRC for the loaded arch (load_arch), with
+# its cross compiler through ccache.
+kmake() {
+	local src=$1
+	shift
+	make -C "$src" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="ccache ${CROSS}gcc" \
+		HOSTCC="ccache gcc" "$@"
+}
+
+# config_requests FRAGMENT...: one line "CONFIG_X<TAB>fragment name<TAB>request" for every
+# option the kconfig fragments set ("CONFIG_X=...") or unset ("# CONFIG_X is not set"), the
+# last fragment that names an option winning, as in merge_config.sh.
+config_requests() {
+	local f
+	for f in "$@"; do
+		sed -n -e "s|^\(CONFIG_[A-Za-z0-9_]*\)=.*|\1\t${f##*/}\t&|p" \
+			-e "s|^# \(CONFIG_[A-Za-z0-9_]*\) is not set|\1\t${f##*/}\t&|p" "$f"
+	done | awk -F'\t' '{ last[$1] = $0; if (!seen[$1]++) order[n++] = $1 }
+		END { for (i = 0; i < n; i++) print last[order[i]] }'
+}
+
+# config_missing DOTCONFIG: reads config_requests lines on stdin and prints, one per line,
+# each request the .config file DOTCONFIG does not hold, with where it came from and what
+# DOTCONFIG has instead. Prints nothing when all hold.
+config_missing() {
+	local cfg=$1 f line opt
+	while IFS=$'\t' read -r _ f line; do
+		case "$line" in
+		CONFIG_*=*)
+			grep -qxF -- "$line" "$cfg" ||
+				echo "  $line (from $f; have: $(grep -E "^(# )?${line%%=*}[= ]" "$cfg" ||
+					echo unset))"
+			;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			! grep -q "^$opt=" "$cfg" ||
+				echo "  $line (from $f; have: $(grep "^$opt=" "$cfg"))"
+			;;
+		esac
+	done
+}
+
 # bench_prepare: what every benchmark does before its first build: take the build lock,
 # install the packages, fetch the base, make a scratch directory $tmp (removed on exit)
 # and count the patches of the series into $npatches.
