@@ -1,20 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wx_check.c - the kernel's own W^X check (CONFIG_DEBUG_WX) as a KTAP case.
+ * wx_check.c - no kernel mapping both writable and executable, as two KTAP cases:
  *
- * With CONFIG_DEBUG_WX the kernel walks its page tables once at boot, after the built-in
- * KUnit suites (execmem's among them) have run, and prints "Checked W+X mappings: passed"
- * or a failure with the number of W+X pages. This program reads the kernel log and reports
- * that verdict; without the message (kernel built without DEBUG_WX) the case is skipped.
+ *   boot_wx_mappings     the kernel's own W^X check (CONFIG_DEBUG_WX): it walks its page
+ *                        tables once at boot, after the built-in KUnit suites (execmem's among
+ *                        them) have run, and prints "Checked W+X mappings: passed" or a
+ *                        failure; read from the kernel log. SKIP without the message.
+ *   runtime_wx_mappings  the kernel page tables now, after the tests before this one in
+ *                        tests.list (BPF programs, trampolines, the dispatcher loaded and
+ *                        freed), from ptdump in debugfs (CONFIG_PTDUMP_DEBUGFS): no range both
+ *                        writable (x86, arm64: "RW"; riscv: "W") and executable ("x"; "X").
+ *                        SKIP without the ptdump file.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/klog.h>
 #include "../ktap.h"
 
 #define SYSLOG_ACTION_READ_ALL		3
 #define SYSLOG_ACTION_SIZE_BUFFER	10
+
+/* ptdump of the kernel page tables: x86; arm64 and riscv */
+static const char *const ptdump_files[] = {
+	"/sys/kernel/debug/page_tables/kernel",
+	"/sys/kernel/debug/kernel_page_tables",
+};
+
+/* Whether the ptdump line @line maps its range both writable and executable. */
+static int line_is_wx(const char *line)
+{
+	char copy[512], *tok, *save;
+	int w = 0, x = 0;
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		w |= !strcmp(tok, "RW") || !strcmp(tok, "W");
+		x |= !strcmp(tok, "x") || !strcmp(tok, "X");
+	}
+	return w && x;
+}
+
+static void runtime_wx(void)
+{
+	char line[512], first[512] = "";
+	long ranges = 0, wx = 0;
+	const char *path = NULL;
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < sizeof(ptdump_files) / sizeof(ptdump_files[0]) && !path; i++)
+		if (!access(ptdump_files[i], R_OK))
+			path = ptdump_files[i];
+	if (!path) {
+		printf("ok %d runtime_wx_mappings # SKIP no ptdump in debugfs (CONFIG_PTDUMP_DEBUGFS off)\n",
+		       ++casenum);
+		return;
+	}
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0x", 2))
+			continue;
+		ranges++;
+		if (line_is_wx(line) && !wx++)
+			snprintf(first, sizeof(first), "%s", line);
+	}
+	if (f)
+		fclose(f);
+	result(ranges > 0 && wx == 0, "runtime_wx_mappings",
+	       "%s: %ld ranges, %ld writable and executable%s%.*s", path, ranges, wx,
+	       wx ? "; first: " : "", (int)strcspn(first, "\n"), first);
+}
 
 int main(void)
 {
@@ -22,11 +79,12 @@ int main(void)
 	const char *line;
 	char *buf;
 
-	printf("KTAP version 1\n1..1\n");
+	printf("KTAP version 1\n1..2\n");
 	buf = size > 0 ? malloc(size + 1) : NULL;
 	n = buf ? klogctl(SYSLOG_ACTION_READ_ALL, buf, size) : -1;
 	if (n < 0) {
 		result(0, "boot_wx_mappings", "cannot read the kernel log");
+		runtime_wx();
 		return 1;
 	}
 	buf[n] = '\0';
@@ -34,12 +92,14 @@ int main(void)
 	if (strstr(buf, "Found insecure W+X mapping")) {
 		result(0, "boot_wx_mappings", "the kernel found an insecure W+X mapping");
 	} else if (!line) {
-		printf("ok 1 boot_wx_mappings # SKIP no W^X check in the log (CONFIG_DEBUG_WX off)\n");
+		printf("ok %d boot_wx_mappings # SKIP no W^X check in the log (CONFIG_DEBUG_WX off)\n",
+		       ++casenum);
 	} else {
 		line += strlen("Checked W+X mappings: ");
 		result(!strncmp(line, "passed", 6), "boot_wx_mappings", "%.*s",
 		       (int)strcspn(line, "\n"), line);
 	}
 	free(buf);
+	runtime_wx();
 	return failures ? 1 : 0;
 }
