@@ -10,7 +10,8 @@
  *                        tests.list (BPF programs, trampolines, the dispatcher loaded and
  *                        freed), from ptdump in debugfs (CONFIG_PTDUMP_DEBUGFS): no range both
  *                        writable (x86, arm64: "RW"; riscv: "W") and executable ("x"; "X").
- *                        SKIP without the ptdump file.
+ *                        SKIP without the ptdump file (arm64's guest is built without it:
+ *                        on arm64 it stops vmalloc space from being PMD-mapped).
  */
 #include <stdio.h>
 #include <stdlib.h>
