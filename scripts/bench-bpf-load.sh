@@ -86,9 +86,11 @@ cp "$tmp/tsv" "$out/bpf-load-bench.tsv"
 	echo
 	echo "200 load+close cycles of one small program (after the warm-up program):"
 	echo
-	echo "| arch | kernel | mode | ms | TLB-flush IPIs | direct-map splits |"
-	echo "| ---- | ------ | ---- | -: | -------------: | ----------------: |"
-	awk -F'\t' '$3 == "cycle" { printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $4, $12, $13, $14 }' \
+	echo "| arch | kernel | mode | ms | TLB-flush IPIs | direct-map splits | rate ratio tip/base |"
+	echo "| ---- | ------ | ---- | -: | -------------: | ----------------: | ------------------: |"
+	awk -F'\t' '$3 == "cycle" { key = $1 FS $4; if ($2 == "base") base[key] = $12
+		r = ($2 == "tip" && base[key] > 0) ? sprintf("%.2f", base[key] / $12) : ""
+		printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $4, $12, $13, $14, r }' \
 		"$tmp/tsv"
 	if [ -s "$tmp/notes" ]; then
 		echo
