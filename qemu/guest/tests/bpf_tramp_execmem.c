@@ -9,8 +9,9 @@
  *                     has no trampolines on kernel functions (no ftrace direct calls: no
  *                     register_ftrace_direct_multi in /proc/kallsyms, arm64 and riscv64).
  *   tramp_in_execmem  the attach adds exactly one execmem allocation; the trampoline's
- *                     symbol (bpf_trampoline_KEY in /proc/kallsyms) lies inside an execmem
- *                     chunk (/proc/vmallocinfo, caller execmem_chunk_create); after close()
+ *                     symbol (the bpf_trampoline_KEY of /proc/kallsyms the attach added) lies
+ *                     inside an execmem chunk (/proc/vmallocinfo, caller
+ *                     execmem_chunk_create); after close()
  *                     the allocation is freed again (after an RCU tasks grace period). SKIP
  *                     as fentry_fires, and on kernels whose trampolines do not use execmem
  *                     (no bpf_tramp_text_alloc in /proc/kallsyms: the base, early patches).
@@ -45,16 +46,46 @@ static long settled_allocations(void)
 	return n;
 }
 
-/* Address of the kallsyms symbol @name, or 0. */
-static unsigned long long ksym_addr(const char *name)
+/*
+ * The bpf_trampoline_KEY symbols of /proc/kallsyms as "name\n" lines (malloc()ed), to tell
+ * which one an attach added: the key holds the BTF object id of vmlinux, which depends on
+ * the order BTF objects were registered in.
+ */
+static char *tramp_syms(void)
 {
-	char line[512], sym[256];
+	char line[512], sym[256], *list = calloc(1, 1);
+	size_t len = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	while (f && list && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %*c %255s", sym) != 1 || strncmp(sym, "bpf_trampoline_", 15))
+			continue;
+		list = realloc(list, len + strlen(sym) + 2);
+		if (list)
+			len += sprintf(list + len, "%s\n", sym);
+	}
+	if (f)
+		fclose(f);
+	return list;
+}
+
+/* Name and address of a bpf_trampoline_ symbol not listed in @before; 0 if none. */
+static unsigned long long new_tramp(const char *before, char *name, size_t size)
+{
+	char line[512], sym[256], want[260];
 	unsigned long long addr, found = 0;
 	FILE *f = fopen("/proc/kallsyms", "r");
 
-	while (f && !found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %*c %255s", &addr, sym) == 2 && !strcmp(sym, name))
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %*c %255s", &addr, sym) != 2 ||
+		    strncmp(sym, "bpf_trampoline_", 15))
+			continue;
+		snprintf(want, sizeof(want), "%s\n", sym);
+		if (!before || !strstr(before, want)) {
+			snprintf(name, size, "%s", sym);
 			found = addr;
+		}
+	}
 	if (f)
 		fclose(f);
 	return found;
@@ -109,7 +140,7 @@ static uint64_t count_of(int map)
 
 static void fentry_cases(void)
 {
-	char name[64], sym[64];
+	char name[64], sym[256] = "(none)", *before_syms;
 	struct btf_funcs bf;
 	long before, attached, after;
 	unsigned long long addr;
@@ -133,17 +164,18 @@ static void fentry_cases(void)
 	map = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint64_t), 1);
 	prog = fentry_load(BPF_TRACE_FENTRY, id, map, 0, logbuf, sizeof(logbuf));
 	before = settled_allocations();
+	before_syms = tramp_syms();
 	link = prog < 0 ? -1 : fentry_attach(prog, BPF_TRACE_FENTRY);
 	if (map < 0 || prog < 0 || link < 0) {
 		result(0, "fentry_fires", "map %d, load %d, attach %d: %.300s", map, prog, link,
 		       logbuf);
 		result(0, "tramp_in_execmem", "as fentry_fires");
+		free(before_syms);
 		goto out;
 	}
 	attached = settled_allocations();
-	/* the vmlinux BTF is object 1: key = 1 << 32 | BTF id */
-	snprintf(sym, sizeof(sym), "bpf_trampoline_%llu", (1ULL << 32) | id);
-	addr = ksym_addr(sym);
+	addr = new_tramp(before_syms, sym, sizeof(sym));
+	free(before_syms);
 	inside = addr && in_execmem_chunk(addr);	/* while attached */
 	for (i = 0; i < 3; i++)
 		syscall(SYS_getpid);
