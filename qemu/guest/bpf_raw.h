@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define INSN(c, d, s, o, i) \
@@ -238,6 +239,28 @@ static inline char kallsyms_type(const char *name)
 static inline int kallsyms_has(const char *name)
 {
 	return kallsyms_type(name) != 0;
+}
+
+/* execmem's debugfs statistics ("NAME VALUE" lines; the series' mm/vmalloc.c) */
+#define EXECMEM_STATS	"/sys/kernel/debug/execmem"
+
+/*
+ * The execmem allocation count once it has not changed for 200 ms (programs and
+ * trampolines of earlier tests are freed after an RCU grace period, by a work item),
+ * waiting at most 10 s; -1 if EXECMEM_STATS cannot be read.
+ */
+static inline long settled_allocations(void)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	long prev = -2, n = file_stat(EXECMEM_STATS, "allocations");
+	int i;
+
+	for (i = 0; i < 50 && n != prev; i++) {
+		nanosleep(&ts, NULL);
+		prev = n;
+		n = file_stat(EXECMEM_STATS, "allocations");
+	}
+	return n;
 }
 
 #endif /* GUEST_BPF_RAW_H */

@@ -40,7 +40,6 @@
 #define NCYCLES		200
 #define MAX_ADDS	4000	/* instructions of the largest programs: 16 kB of code */
 #define HOG_BYTES	(64UL << 20)
-#define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 
 static int fds[NPROGS];
 static int use_execmem;

@@ -31,7 +31,6 @@
 #include "../bpf_raw.h"
 #include "../ktap.h"
 
-#define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 #define NPROGS		100
 #define LOG_SIZE	65536
 #define MAX_ADDS	16000	/* instructions of the largest programs: 64 kB of code */
@@ -83,24 +82,6 @@ static int prog_info(int fd, struct bpf_prog_info *info, uint64_t *ksyms, uint32
 	a.info.info_len = sizeof(*info);
 	a.info.info = (uintptr_t)info;
 	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) ? -1 : 0;
-}
-
-/*
- * The execmem allocation count once it has not changed for 200 ms (programs of earlier
- * tests are freed after an RCU grace period, by a work item), waiting at most 10 s.
- */
-static long settled_allocations(void)
-{
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
-	long prev = -2, n = execmem_stat("allocations");
-	int i;
-
-	for (i = 0; i < 50 && n != prev; i++) {
-		nanosleep(&ts, NULL);
-		prev = n;
-		n = execmem_stat("allocations");
-	}
-	return n;
 }
 
 /* Wait up to 20 s for the execmem allocation count to drop to @want; the last count. */

@@ -27,24 +27,8 @@
 #include "../fentry_raw.h"
 #include "../ktap.h"
 
-#define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 
 static char logbuf[65536];
-
-/* The execmem allocation count once unchanged for 200 ms (at most 10 s); -1 if unreadable. */
-static long settled_allocations(void)
-{
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
-	long prev = -2, n = file_stat(EXECMEM_STATS, "allocations");
-	int i;
-
-	for (i = 0; i < 50 && n != prev; i++) {
-		nanosleep(&ts, NULL);
-		prev = n;
-		n = file_stat(EXECMEM_STATS, "allocations");
-	}
-	return n;
-}
 
 /*
  * The bpf_trampoline_KEY symbols of /proc/kallsyms as "name\n" lines (malloc()ed), to tell
