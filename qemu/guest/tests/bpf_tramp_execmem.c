@@ -27,7 +27,6 @@
 #include "../fentry_raw.h"
 #include "../ktap.h"
 
-
 static char logbuf[65536];
 
 /*
