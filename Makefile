@@ -8,7 +8,8 @@ FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
 .PHONY: all run debug nommu check harness-test base apply export quilt-check deps bisect bisect-verify lint \
-	cover-letter send maintainers bench-percpu bench-batch bench-execmem bench-bpf-load help
+	cover-letter send maintainers bench-percpu bench-batch bench-execmem bench-bpf-load \
+	selftests-compare help
 
 all: run
 
@@ -50,6 +51,9 @@ bench-execmem:
 
 bench-bpf-load:
 	scripts/bench-bpf-load.sh $(BISECT_ARCH)
+
+selftests-compare:
+	scripts/selftests-compare.sh $(BISECT_ARCH)
 
 maintainers:
 	scripts/maintainers-check.sh

@@ -12,7 +12,8 @@ option the fragments request is not set so in the final .config. Image and modul
 invocation (module BTF must match vmlinux).
 
 Options:
-  --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX),
+  --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX;
+               the arch file's DEBUG_FRAGMENTS instead, if it names any),
                building in its own directory (\$KSERIES_CACHE/build/BUILD_NAME-debug); the
                same as KSERIES_DEBUG=1 in the environment
   --fragment FILE
@@ -73,7 +74,11 @@ while read -r opt _ cond; do
 	fi
 done < <(grep -v '^#' "$KS_ROOT/qemu/config/series.config")
 frags+=("$cfgdir/series.config")
-[ -z "${KSERIES_DEBUG:-}" ] || frags+=("$KS_ROOT/qemu/config/debug.config")
+if [ -n "${KSERIES_DEBUG:-}" ]; then
+	for f in ${DEBUG_FRAGMENTS:-debug}; do
+		frags+=("$KS_ROOT/qemu/config/$f.config")
+	done
+fi
 frags+=("${extra_frags[@]}")
 
 # Make the config in a scratch build dir, and install it only when it changed, so an

@@ -23,7 +23,11 @@ pkgs="make gcc git python3 jq bc flex bison cpio gzip xz-utils kmod libelf-dev l
 	dwarves ccache gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
 	libc6-dev-arm64-cross libc6-dev-riscv64-cross
 	qemu-system-x86 qemu-system-arm qemu-system-misc opensbi
-	busybox-static quilt b4 gnuplot-nox shellcheck"
+	busybox-static quilt b4 gnuplot-nox shellcheck zlib1g-dev
+	libelf-dev:arm64 zlib1g-dev:arm64"
+# The BPF selftest runners link libelf and zlib statically: arm64's come from Debian's
+# multiarch packages (scripts/build-selftests.sh).
+foreign=arm64
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -33,12 +37,13 @@ if [ -z "$missing" ]; then
 	note "all packages present"
 	exit 0
 fi
-line="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y$missing"
+line="dpkg --add-architecture $foreign && apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y$missing"
 [ -z "$check" ] || { note "missing:$missing"; exit 1; }
 if [ "$(id -u)" -ne 0 ]; then
 	die "missing Debian packages; run as root:
   $line"
 fi
 note "installing:$missing"
+dpkg --print-foreign-architectures | grep -qx "$foreign" || dpkg --add-architecture "$foreign"
 apt-get update -q
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing

@@ -4,7 +4,8 @@ usage="usage: initramfs.sh [-h|--help] ARCH
 
 Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c and the test and
 benchmark programs qemu/guest/tests/*.c and qemu/guest/bench/*.c (into /bin) compiled with
-the arch's cross compiler (-static), the lists qemu/guest/*.list into /etc (tests.list runs
+the arch's cross compiler (-static), the BPF selftest runners the arch file names in
+SELFTESTS (scripts/build-selftests.sh, into /bin), the lists qemu/guest/*.list into /etc (tests.list runs
 by default, others by harness.list=NAME), and the modules the lists name, copied from the
 ARCH build (scripts/build.sh) with debug info stripped.
 Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz.
@@ -45,6 +46,14 @@ list=$stage/cpio.list
 # Guest test and benchmark programs (list kind "exec"): one static binary per .c file.
 for b in $progs; do
 	echo "file /bin/$b $stage/$b 0755 0 0" >> "$list"
+done
+
+# The BPF selftest runners of the arch (SELFTESTS, built from the tree), debug info stripped.
+runners=$("$KS_ROOT/scripts/build-selftests.sh" "$ARCH_NAME") ||
+	die "the BPF selftest runners do not build for $ARCH_NAME"
+for r in $runners; do
+	${CROSS}strip --strip-debug -o "$stage/${r##*/}" "$r"
+	echo "file /bin/${r##*/} $stage/${r##*/} 0755 0 0" >> "$list"
 done
 
 # Every module the test list names; one that is not built is left out (the guest then

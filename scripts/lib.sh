@@ -46,6 +46,9 @@ load_arch() {
 	fi
 	ARCH_NAME=$name
 	CONFIG_FRAGMENTS=	# optional key: reset, as the files are sourced one after another
+	SELFTESTS=
+	SELFTEST_SRC_PKGS=
+	DEBUG_FRAGMENTS=
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	# A debug build (KSERIES_DEBUG set: qemu/config/debug.config) has its own build and
 	# output directories, so that it never dirties the plain incremental build.
@@ -195,25 +198,37 @@ bench_prepare() {
 	npatches=$(series_names "$KS_ROOT/series" | wc -l)
 }
 
-# bench_boot ARCH KERNEL NAME LOG [APPLY-ARGS...]: for a benchmark script, apply the series
-# onto branch bench-KERNEL (scripts/apply.sh APPLY-ARGS, e.g. --upto 0 for the base), build
-# ARCH, build its initramfs and boot it with harness.list=bench harness.only=NAME (the
-# benchmark NAME of qemu/guest/bench.list), the console going to LOG. Dies, showing the
-# failing step's output, if any step fails.
-bench_boot() {
-	local a=$1 kernel=$2 name=$3 log=$4 S=$KS_ROOT/scripts out
+# kernel_boot ARCH KERNEL APPEND LOG [APPLY-ARGS...]: apply the series onto branch
+# bench-KERNEL (scripts/apply.sh APPLY-ARGS, e.g. --upto 0 for the base), build ARCH, build
+# its initramfs and boot it with the kernel arguments APPEND, the console going to LOG;
+# returns scripts/boot.sh's exit code (its summary on stdout). Dies, showing the failing
+# step's output, if the apply, build or initramfs step fails.
+kernel_boot() {
+	local a=$1 kernel=$2 append=$3 log=$4 S=$KS_ROOT/scripts out rc=0
 	shift 4
 	out=$(mktemp)
 	load_arch "$a"
 	mkdir -p "$(dirname "$log")"
-	note "$a $kernel: apply, build, boot ($name)"
+	note "$a $kernel: apply, build, boot ($append)"
 	"$S/apply.sh" --branch "bench-$kernel" "$@" > "$out" 2>&1 ||
 		{ cat "$out"; rm -f "$out"; die "apply failed ($a $kernel)"; }
 	"$S/build.sh" "$a" > "$KS_CACHE/build-$a.log" 2>&1 ||
 		{ tail -20 "$KS_CACHE/build-$a.log"; rm -f "$out"; die "build failed ($a $kernel)"; }
-	"$S/initramfs.sh" "$a" > /dev/null
-	"$S/boot.sh" --append "harness.list=bench harness.only=$name" --log "$log" "$a" \
-		> "$out" 2>&1 ||
+	"$S/initramfs.sh" "$a" > "$out" 2>&1 ||
+		{ tail -20 "$out"; rm -f "$out"; die "initramfs failed ($a $kernel)"; }
+	rm -f "$out"
+	"$S/boot.sh" --append "$append" --log "$log" "$a" || rc=$?
+	return $rc
+}
+
+# bench_boot ARCH KERNEL NAME LOG [APPLY-ARGS...]: kernel_boot with harness.list=bench
+# harness.only=NAME (the benchmark NAME of qemu/guest/bench.list). Dies, showing the boot's
+# summary, if the boot does not pass.
+bench_boot() {
+	local a=$1 kernel=$2 name=$3 log=$4 out
+	shift 4
+	out=$(mktemp)
+	kernel_boot "$a" "$kernel" "harness.list=bench harness.only=$name" "$log" "$@" > "$out" ||
 		{ tail -20 "$out"; rm -f "$out"; die "benchmark boot failed ($a $kernel; log $log)"; }
 	rm -f "$out"
 }

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-usage="usage: report.sh [-h|--help] [--timed-out] [--arch NAME] [--out FILE] CONSOLE_LOG
+usage="usage: report.sh [-h|--help] [--timed-out] [--arch NAME] [--out FILE] [--cases FILE]
+                 CONSOLE_LOG
 
 Judge one guest console log: scan it for kernel splats (qemu/splat.patterns), parse its KTAP
 with the kernel's own tools/testing/kunit/kunit.py parse (from the base tree), apply the
-expected failures of qemu/xfail.list, print a summary (and write it to FILE with --out).
+expected failures of qemu/xfail.list and of the arch (qemu/xfail.ARCH.list, see below), print a summary (and write it to FILE with --out).
 Exit codes as scripts/boot.sh: 0 passed (at least one case passed, none failed), 1 test
 failed or nothing passed, 2 splat, 3 timeout, 4 no KTAP.
 
@@ -12,6 +13,8 @@ Options:
   --timed-out  the guest was stopped by the wall-clock timeout
   --arch NAME  arch name for the summary header
   --out FILE   also write the summary to FILE
+  --cases FILE write every case to FILE, one line SUITE.CASE<TAB>STATUS (PASS, FAIL, SKIP,
+               XFAIL, XPASS, ERROR: expected failures applied)
   -h, --help   show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -19,12 +22,14 @@ set -euo pipefail
 timed_out=
 arch=
 outfile=
+casefile=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
 	--timed-out) timed_out=1 ;;
 	--arch) arch=$2; shift ;;
 	--out) outfile=$2; shift ;;
+	--cases) casefile=$2; shift ;;
 	-*) echo "$usage" >&2; exit 64 ;;
 	*) break ;;
 	esac
@@ -41,6 +46,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 summary=$tmp/summary
 
+[ -z "$casefile" ] || : > "$casefile"
 splats=$(grep -a -n -E -f <(splat_patterns) "$log" | head -20 || true)
 verdict=0
 {
@@ -66,20 +72,50 @@ verdict=0
 			sed 's/^/  /' "$tmp/kunit.txt" "$tmp/cases.tsv" | tail -10
 			: > "$tmp/cases.tsv"
 		fi
-		grep -v '^#' "$KS_ROOT/qemu/xfail.list" > "$tmp/xfail" || true
-		awk -F'\t' -v xf="$tmp/xfail" '
-			BEGIN { while ((getline l < xf) > 0) { split(l, f, "\t"); x[f[1]] = f[2] } }
+		# Expected failures of every arch, of the arch and its variants (x86_64, arm64 for
+		# arm64 and arm64-vhe), of one variant: each line gets its file name.
+		for f in xfail "xfail.${arch%%-*}" "xfail.$arch"; do
+			[ -n "$arch" ] || [ "$f" = xfail ] || continue
+			[ -f "$KS_ROOT/qemu/$f.list" ] || continue
+			grep -v '^#' "$KS_ROOT/qemu/$f.list" | sed "s|\$|\tqemu/$f.list|" || true
+		done | awk '!seen[$0]++' > "$tmp/xfail"
+		awk -F'\t' -v xf="$tmp/xfail" -v cf="$casefile" '
+			BEGIN {
+				while ((getline l < xf) > 0) {
+					split(l, f, "\t")
+					x[f[1]] = f[2]
+					file[f[1]] = f[3]
+				}
+			}
 			{
 				s = $2
 				if ($1 in x)
 					s = (s == "PASS") ? "XPASS" : (s == "FAIL" ? "XFAIL" : s)
 				n[s]++
+				if (cf != "")
+					printf "%s\t%s\n", $1, s > cf
 				if (s == "XFAIL" || s == "XPASS")
-					printf "  %-5s %s (qemu/xfail.list: %s)\n", s, $1, x[$1]
-				else if (s != "PASS")
+					printf "  %-5s %s (%s: %s)\n", s, $1, file[$1], x[$1]
+				else if (s == "SKIP") {
+					# Skips are listed per suite at the end, counted when many.
+					suite = $1
+					sub(/\..*/, "", suite)
+					if (!(suite in nskip))
+						skipped[ns++] = suite
+					if (nskip[suite]++ < 5)
+						skips[suite] = skips[suite] sprintf("  SKIP  %s\n", $1)
+				} else if (s != "PASS")
 					printf "  %-5s %s\n", s, $1
 			}
 			END {
+				for (i = 0; i < ns; i++) {
+					suite = skipped[i]
+					if (nskip[suite] <= 5)
+						printf "%s", skips[suite]
+					else
+						printf "  SKIP  %s: %d cases (the console log has each with its reason)\n",
+							suite, nskip[suite]
+				}
 				printf "cases: %d passed, %d failed, %d skipped, %d xfail, %d xpass, %d error\n",
 					n["PASS"], n["FAIL"], n["SKIP"], n["XFAIL"], n["XPASS"], n["ERROR"]
 			}' "$tmp/cases.tsv"

@@ -47,7 +47,18 @@ guest_programs_all() {
 	echo "guest programs compile for every arch"
 }
 
-ktap_plan 25
+# The guest's test_verifier reporter on a hand-written test_verifier output: one case per
+# "#N/x" block, whatever lines a block has, read back by kunit.py.
+test_verifier_report() {
+	gcc -O2 -Wall -Wextra -Werror -o "$tmp/tvr" "$R/tests/test_verifier_report.c" || return 1
+	"$tmp/tvr" "$F/test_verifier.out" "$F/test_verifier.err" > "$tmp/tv.ktap"
+	[ $? -eq 1 ] || { echo "the reporter did not fail a run with two failures"; return 1; }
+	# kunit.py exits 1 when a test failed, as two do here.
+	{ python3 "$(. "$R/scripts/lib.sh" && echo "$KS_SRC")/tools/testing/kunit/kunit.py" \
+		parse "$tmp/tv.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
+}
+
+ktap_plan 27
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -153,6 +164,7 @@ expect cover_letter_stale 1 'stale-cover.txt is stale.*run scripts/cover-letter.
 	"$R/scripts/cover-letter.sh" --check --file "$tmp/stale-cover.txt"
 
 expect guest_programs_compile 0 'compile for every arch' guest_programs_all
+expect test_verifier_report 0 'Ran 11 tests: passed: 5, failed: 2, skipped: 4' test_verifier_report
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"

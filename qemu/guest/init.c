@@ -20,6 +20,10 @@
  *	ktap		the module prints KTAP itself (KUnit); its lines are nested as they are.
  *	exec		MODULE is a program in /bin (qemu/guest/tests/MODULE.c) that prints
  *			KTAP on its standard output; nested like ktap. Arguments are passed on.
+ *	test_verifier	MODULE is the BPF selftest runner test_verifier in /bin (built from
+ *			the tree by scripts/build-selftests.sh), run with its standard error;
+ *			each "#N/p" and "#N/u" block of its output is one case
+ *			(report_test_verifier).
  *	kunit		MODULE is a built-in KUnit suite, run at boot; its results are read
  *			from /sys/kernel/debug/kunit/MODULE/results (CONFIG_KUNIT_DEBUGFS)
  *			and nested like ktap. No arguments.
@@ -452,6 +456,182 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 	return ok;
 }
 
+/*
+ * test_verifier, the runner of tools/testing/selftests/bpf/verifier/ *.c, prints a block
+ * of lines per run of a test: "#N/p DESCR " as root or "#N/u DESCR " with CAP_SYS_ADMIN
+ * dropped, then its result: "OK" (after "K cases " or "Did not run the program (WHY) ",
+ * before " (NOTE: ...)"), "SKIP" or "SKIP (WHY)", or "FAIL..." followed by the reason and
+ * the verifier log on the next lines. A test whose setup failed may first print one line
+ * "Failed to ..." (a map, the BTF). The last line is "Summary: P PASSED, S SKIPPED,
+ * F FAILED".
+ */
+enum tv_status { TV_PASS, TV_FAIL, TV_SKIP };
+
+/* The length in bytes of DESCR in @s, the text after "#N/x ": up to its result. */
+static size_t tv_descr_len(const char *s)
+{
+	static const char * const marks[] = {
+		" FAIL", " SKIP", " Failed to ", " Did not run the program (", NULL
+	};
+	size_t cut = strlen(s), i, j;
+	const char *m;
+
+	for (i = 0; marks[i]; i++) {
+		m = strstr(s, marks[i]);
+		if (m && (size_t)(m - s) < cut)
+			cut = m - s;
+	}
+	/* " OK" ends the line or precedes " (NOTE: ...)"; " K cases" may come before it. */
+	for (m = strstr(s, " OK"); m; m = strstr(m + 1, " OK"))
+		if (!m[3] || !strncmp(m + 3, " (NOTE: ", 8))
+			break;
+	if (m && (size_t)(m - s) < cut) {
+		cut = m - s;
+		if (cut > 6 && !strncmp(s + cut - 6, " cases", 6)) {
+			for (j = cut - 6; j > 0 && s[j - 1] >= '0' && s[j - 1] <= '9'; j--)
+				;
+			if (j < cut - 6 && j > 0 && s[j - 1] == ' ')
+				cut = j - 1;
+		}
+	}
+	while (cut > 0 && s[cut - 1] == ' ')
+		cut--;
+	return cut;
+}
+
+/*
+ * The result that the text @s (the rest of a block's first line after DESCR, or a later line
+ * of the block) gives: an enum tv_status, with the SKIP reason in @why (@size bytes), or -1
+ * if @s is a setup message ("Failed to ...") or empty, so that the next line decides.
+ */
+static int tv_status_of(const char *s, char *why, size_t size)
+{
+	size_t len;
+
+	while (*s == ' ')
+		s++;
+	len = strlen(s);
+	why[0] = '\0';
+	if (!len || !strncmp(s, "Failed to ", 10))
+		return -1;
+	if (!strncmp(s, "FAIL", 4))
+		return TV_FAIL;
+	if (!strncmp(s, "SKIP", 4)) {
+		if (!strncmp(s + 4, " (", 2) && s[len - 1] == ')')
+			snprintf(why, size, " %.*s", (int)(len - 7), s + 6);
+		return TV_SKIP;
+	}
+	if ((len >= 2 && !strcmp(s + len - 2, "OK")) || strstr(s, "OK (NOTE: "))
+		return TV_PASS;
+	return TV_FAIL;
+}
+
+/* A line "#N/p " or "#N/u ": the offset of what follows, or 0. */
+static int tv_block_start(const char *line)
+{
+	int nr, off = 0;
+	char mode;
+
+	if (sscanf(line, "#%d/%c %n", &nr, &mode, &off) < 2 || (mode != 'p' && mode != 'u'))
+		return 0;
+	return off;
+}
+
+/*
+ * Print test_verifier's runs (@log: its standard output; @err: its standard error, or NULL)
+ * as a KTAP subtest: one case "DESCR/p" or "DESCR/u" per block ('#' in DESCR becomes '_':
+ * KTAP parsers end a name at '#'), each failure followed by up to 8 lines of its block as
+ * diagnostics; a missing Summary line, or one that disagrees with the blocks, is one more
+ * failed case. @ret is test_verifier's exit status. Returns 1 if no case failed.
+ */
+static int report_test_verifier(int num, const struct test *t, char *log, const char *err,
+				int ret)
+{
+	long n[3] = { 0, 0, 0 }, sp = -1, ss = -1, sf = -1, nlines = 0, i, j, k, c, nr = 0;
+	char **lines, *line, *save, *s, name[240], why[160];
+	int ok = 1, status, summary_ok = 0, off;
+
+	for (s = log; *s; s++)
+		nlines += *s == '\n';
+	lines = calloc(nlines + 2, sizeof(*lines));
+	if (!lines) {
+		out("not ok %d %s # out of memory\n", num, t->name);
+		return 0;
+	}
+	nlines = 0;
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		lines[nlines++] = line;
+
+	/* Pass 0 counts the results (for the plan), pass 1 prints them. */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < nlines; i = j) {
+			j = i + 1;
+			off = tv_block_start(lines[i]);
+			if (!off) {
+				long p, sk, f;
+
+				/* The Summary line; other lines outside a block are noise. */
+				if (sscanf(lines[i], "Summary: %ld PASSED, %ld SKIPPED, %ld FAILED",
+					   &p, &sk, &f) == 3) {
+					sp = p;
+					ss = sk;
+					sf = f;
+				}
+				continue;
+			}
+			while (j < nlines && !tv_block_start(lines[j]) &&
+			       strncmp(lines[j], "Summary: ", 9))
+				j++;
+			s = lines[i] + off;
+			status = tv_status_of(s + tv_descr_len(s), why, sizeof(why));
+			for (c = i + 1; status < 0 && c < j; c++)
+				status = tv_status_of(lines[c], why, sizeof(why));
+			if (status < 0)
+				status = TV_FAIL;
+			if (!k) {
+				n[status]++;
+				continue;
+			}
+			snprintf(name, sizeof(name), "%.*s/%c", (int)tv_descr_len(s), s,
+				 lines[i][off - 2]);
+			for (s = name; *s; s++)
+				if (*s == '#')
+					*s = '_';
+			ok &= status != TV_FAIL;
+			out("    %s %ld %s%s%s\n", status == TV_FAIL ? "not ok" : "ok",
+			    ++nr, name, status == TV_SKIP ? " # SKIP" : "", why);
+			if (status == TV_FAIL) {
+				s = lines[i] + off;
+				s += tv_descr_len(s);
+				out("    # %s\n", s + strspn(s, " "));
+				for (c = i + 1; c < j && c <= i + 8; c++)
+					out("    # %s\n", lines[c]);
+			}
+		}
+		if (!k) {
+			summary_ok = sp == n[TV_PASS] && ss == n[TV_SKIP] && sf == n[TV_FAIL];
+			out("    KTAP version 1\n    # Subtest: %s\n    1..%ld\n", t->name,
+			    n[TV_PASS] + n[TV_SKIP] + n[TV_FAIL] + !summary_ok);
+		}
+	}
+	free(lines);
+	if (!summary_ok) {
+		out("    # %s exited with %d; passed/skipped/failed: Summary %ld/%ld/%ld (-1: no Summary), blocks %ld/%ld/%ld\n",
+		    t->name, ret, sp, ss, sf, n[TV_PASS], n[TV_SKIP], n[TV_FAIL]);
+		out("    not ok %ld summary\n", ++nr);
+		ok = 0;
+	}
+	/* Its standard error (libbpf's warnings), a few lines, for the record. */
+	for (i = 0; err && *err && i < 10; i++) {
+		size_t len = strcspn(err, "\n");
+
+		out("    # stderr: %.*s\n", (int)len, err);
+		err += len + (err[len] == '\n');
+	}
+	out("%s %d %s\n", ok ? "ok" : "not ok", num, t->name);
+	return ok;
+}
+
 /* The whole of a (debugfs) file into a buffer the caller frees; NULL if it cannot. */
 static char *read_all(const char *path)
 {
@@ -476,9 +656,10 @@ static char *read_all(const char *path)
 
 /*
  * Run @path with the words of @args, collecting its standard output into a buffer (caller
- * frees). *@ret gets its exit status, or -errno if it could not run.
+ * frees); its standard error goes to @errfd if that is not -1. *@ret gets its exit status,
+ * or -errno if it could not run.
  */
-static char *run_program(const char *path, const char *args, int *ret)
+static char *run_program(const char *path, const char *args, int errfd, int *ret)
 {
 	char *argv[32], *copy = strdup(args), *save, *tok;
 	size_t len = 0, cap = 1 << 16;
@@ -498,6 +679,8 @@ static char *run_program(const char *path, const char *args, int *ret)
 	pid = fork();
 	if (pid == 0) {
 		dup2(pfd[1], STDOUT_FILENO);
+		if (errfd >= 0)
+			dup2(errfd, STDERR_FILENO);
 		close(pfd[0]);
 		close(pfd[1]);
 		execv(path, argv);
@@ -529,12 +712,57 @@ static char *run_program(const char *path, const char *args, int *ret)
 	return log;
 }
 
+#define UNPRIV_BPF	"/proc/sys/kernel/unprivileged_bpf_disabled"
+
+/* Write @val to the file @path (a sysctl); 0, or -1 after saying why on the console. */
+static int write_sysctl(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	ok = fd >= 0 && write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	if (!ok)
+		out("# cannot write %s to %s: %s\n", val, path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Run test_verifier (@path, @args) as run_program() does; its standard error (libbpf's
+ * messages, unbuffered, which would land in the middle of its buffered output lines) goes
+ * to a file and into *@err (caller frees; NULL if it cannot be read). Its unprivileged runs
+ * ("#N/u") need kernel.unprivileged_bpf_disabled at 0; a kernel built with
+ * CONFIG_BPF_UNPRIV_DEFAULT_OFF boots with 2, which root may lower: it is set to 0 for the
+ * run and put back afterwards (1 cannot be changed: those runs then SKIP).
+ */
+static char *run_test_verifier(const char *path, const char *args, int *ret, char **err)
+{
+	static const char errpath[] = "/tmp/test_verifier.stderr";
+	char was[8];
+	char *log;
+	int fd;
+
+	read_file(UNPRIV_BPF, was, sizeof(was));
+	if (was[0] == '2' && !write_sysctl(UNPRIV_BPF, "0"))
+		out("# %s: 2 -> 0 for the unprivileged runs\n", UNPRIV_BPF);
+	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	log = run_program(path, args, fd, ret);
+	if (fd >= 0)
+		close(fd);
+	*err = read_all(errpath);
+	unlink(errpath);
+	if (was[0] == '2')
+		write_sysctl(UNPRIV_BPF, "2");
+	return log;
+}
+
 static void run_test(int num, const struct test *t)
 {
-	int is_exec = !strcmp(t->kind, "exec"), is_kunit = !strcmp(t->kind, "kunit");
+	int is_tv = !strcmp(t->kind, "test_verifier");
+	int is_exec = is_tv || !strcmp(t->kind, "exec"), is_kunit = !strcmp(t->kind, "kunit");
 	char path[256];
 	struct stat st;
-	char *log;
+	char *log, *err = NULL;
 	int ret;
 
 	if (!strcmp(t->kind, "unlisted")) {
@@ -553,8 +781,11 @@ static void run_test(int num, const struct test *t)
 	ret = 0;
 	if (is_kunit)
 		log = read_all(path);
+	else if (is_tv)
+		log = run_test_verifier(path, t->args, &ret, &err);
 	else
-		log = is_exec ? run_program(path, t->args, &ret) : run_module(path, t->args, &ret);
+		log = is_exec ? run_program(path, t->args, -1, &ret) :
+				run_module(path, t->args, &ret);
 	if (!log) {
 		out("not ok %d %s # out of memory\n", num, t->name);
 		return;
@@ -563,11 +794,14 @@ static void run_test(int num, const struct test *t)
 		report_summary(num, t, log, ret, parse_test_bpf);
 	else if (!strcmp(t->kind, "test_vmalloc"))
 		report_summary(num, t, log, ret, parse_test_vmalloc);
+	else if (is_tv)
+		report_test_verifier(num, t, log, err, ret);
 	else if (!strcmp(t->kind, "ktap") || is_exec || is_kunit)
 		report_ktap(num, t, log, ret);
 	else
 		out("not ok %d %s # unknown kind '%s' in tests.list\n", num, t->name, t->kind);
 	free(log);
+	free(err);
 }
 
 int main(void)
