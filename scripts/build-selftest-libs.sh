@@ -14,7 +14,8 @@ SELFTEST_SRC_PKGS (Debian's own packages serve it) needs nothing.
 Options:
   -h, --help   show this help
 
-Environment: DEBIAN_MIRROR (default: http://deb.debian.org/debian), KSERIES_CACHE."
+Environment: DEBIAN_MIRROR (default: http://deb.debian.org/debian), DEBIAN_SECURITY_MIRROR
+(default: http://deb.debian.org/debian-security), KSERIES_CACHE."
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -44,7 +45,13 @@ work=$KS_CACHE/sysroot/src-$BUILD_NAME
 rm -rf "$root" "$work"
 mkdir -p "$root/include" "$root/lib" "$work/lists/partial"
 trap 'rm -rf "$work"' EXIT
-echo "deb-src ${DEBIAN_MIRROR:-http://deb.debian.org/debian} bookworm main" > "$work/sources.list"
+# The installed versions may come from the point-release, updates or security archive.
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+{
+	echo "deb-src $mirror bookworm main"
+	echo "deb-src $mirror bookworm-updates main"
+	echo "deb-src ${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security} bookworm-security main"
+} > "$work/sources.list"
 apt_opts=(-q -o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
 	-o "Dir::State::Lists=$work/lists")
 log=$KS_CACHE/sysroot/build-$BUILD_NAME.log

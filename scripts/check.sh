@@ -8,8 +8,8 @@ letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git
 trip (scripts/send.sh), MAINTAINERS.snippet (scripts/maintainers-check.sh), the per-patch
 matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
 all), with arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
-where the per-CPU offset lives in another register; 4 CPUs) and the per-CPU tests at EL1 with
-4 CPUs (arm64-smp4; the main arm64 job boots 2), and with riscv64 a uniprocessor build
+where the per-CPU offset lives in another register) and the per-CPU tests at EL1 with 4 CPUs
+(arm64-smp4; the main arm64 job boots 2), and with riscv64 a uniprocessor build
 (riscv64-up, CONFIG_SMP=n) booted with the same tests and a CONFIG_MMU=n compile check
 (scripts/build-nommu.sh), then on the first arch planted failures (tests/planted-test.sh)
 and the bisection of a fixture series (tests/bisect-test.sh). Prints the time of every stage and ends with the line

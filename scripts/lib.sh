@@ -201,8 +201,8 @@ bench_prepare() {
 # kernel_boot ARCH KERNEL APPEND LOG [APPLY-ARGS...]: apply the series onto branch
 # bench-KERNEL (scripts/apply.sh APPLY-ARGS, e.g. --upto 0 for the base), build ARCH, build
 # its initramfs and boot it with the kernel arguments APPEND, the console going to LOG;
-# returns scripts/boot.sh's exit code (its summary on stdout). Dies, showing the failing
-# step's output, if the apply, build or initramfs step fails.
+# returns scripts/boot.sh's exit code (its summary on stdout), or 5 after showing the failing
+# step's output on stderr if the apply, build or initramfs step fails.
 kernel_boot() {
 	local a=$1 kernel=$2 append=$3 log=$4 S=$KS_ROOT/scripts out rc=0
 	shift 4
@@ -210,20 +210,27 @@ kernel_boot() {
 	load_arch "$a"
 	mkdir -p "$(dirname "$log")"
 	note "$a $kernel: apply, build, boot ($append)"
-	"$S/apply.sh" --branch "bench-$kernel" "$@" > "$out" 2>&1 ||
-		{ cat "$out"; rm -f "$out"; die "apply failed ($a $kernel)"; }
-	"$S/build.sh" "$a" > "$KS_CACHE/build-$a.log" 2>&1 ||
-		{ tail -20 "$KS_CACHE/build-$a.log"; rm -f "$out"; die "build failed ($a $kernel)"; }
-	"$S/initramfs.sh" "$a" > "$out" 2>&1 ||
-		{ tail -20 "$out"; rm -f "$out"; die "initramfs failed ($a $kernel)"; }
+	if ! "$S/apply.sh" --branch "bench-$kernel" "$@" > "$out" 2>&1; then
+		cat "$out" >&2
+		note "apply failed ($a $kernel)"
+		rc=5
+	elif ! "$S/build.sh" "$a" > "$KS_CACHE/build-$a.log" 2>&1; then
+		tail -20 "$KS_CACHE/build-$a.log" >&2
+		note "build failed ($a $kernel; log $KS_CACHE/build-$a.log)"
+		rc=5
+	elif ! "$S/initramfs.sh" "$a" > "$out" 2>&1; then
+		tail -20 "$out" >&2
+		note "initramfs failed ($a $kernel)"
+		rc=5
+	fi
 	rm -f "$out"
-	"$S/boot.sh" --append "$append" --log "$log" "$a" || rc=$?
+	[ $rc -ne 0 ] || "$S/boot.sh" --append "$append" --log "$log" "$a" || rc=$?
 	return $rc
 }
 
 # bench_boot ARCH KERNEL NAME LOG [APPLY-ARGS...]: kernel_boot with harness.list=bench
 # harness.only=NAME (the benchmark NAME of qemu/guest/bench.list). Dies, showing the boot's
-# summary, if the boot does not pass.
+# summary (a failed step's output is on stderr already), if the boot does not pass.
 bench_boot() {
 	local a=$1 kernel=$2 name=$3 log=$4 out
 	shift 4

@@ -10,7 +10,8 @@ stage. Exit code: as scripts/boot.sh for one ARCH (5 also when the base, apply, 
 initramfs step fails); for several ARCHes, the first non-zero one.
 
 Options:
-  --debug        build with qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX) in
+  --debug        build with qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX; the
+                 arch file's DEBUG_FRAGMENTS instead where it names them: riscv64 without KASAN) in
                  separate build and output directories (see scripts/build.sh --debug)
   --append ARGS  extra kernel command-line arguments for the guest (see scripts/boot.sh)
   -h, --help     show this help"

@@ -39,8 +39,9 @@ run_one() {
 	log=$KS_CACHE/out/$a/selftests-$kernel.log
 	kernel_boot "$a" "$kernel" "harness.only=${SELFTESTS// /,}" "$log" "$@" \
 		> /dev/null || rc=$?
-	# 0 passed, 1 a case failed: both are results; anything else is not.
-	[ "$rc" -le 1 ] || { note "$a $kernel: boot.sh exited $rc (log $log)"; exit 5; }
+	# 0 passed, 1 a case failed: both are results; anything else (5: apply, build or
+	# initramfs failed) is not.
+	[ "$rc" -le 1 ] || { note "$a $kernel: no result (exit $rc; console log $log)"; exit 5; }
 	"$KS_ROOT/scripts/report.sh" --arch "$a" --cases "$tmp/$a-$kernel.cases" "$log" \
 		> "$tmp/$a-$kernel.summary" || true
 }
@@ -90,10 +91,13 @@ verdict=0
 			echo "$a:"
 			echo
 			printf '%s\n' "$diffs" "$gone" | sed '/^$/d'
-			echo "$diffs" | grep -q ': base ' && verdict=1
+			# Here-strings and file arguments, not pipes: grep -q exits at its first
+			# match, and with pipefail the writer's SIGPIPE would fail the test.
+			! grep -q ': base ' <<< "$diffs" || verdict=1
 			[ -z "$gone" ] || verdict=1
 		fi
-		cat "$tmp/$a-base.cases" "$tmp/$a-tip.cases" | grep -q -P '\t(FAIL|XPASS|ERROR)$' && verdict=1
+		! grep -q -P '\t(FAIL|XPASS|ERROR)$' "$tmp/$a-base.cases" "$tmp/$a-tip.cases" ||
+			verdict=1
 	done
 	echo
 	echo "## Expected failures (DENYLIST) met"

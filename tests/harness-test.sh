@@ -9,7 +9,7 @@ against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
 kernel-doc warning, a stale cover letter, the guest programs compiling for every arch,
-and shellcheck.
+the guest init's test_verifier reporter on a hand-written output, and shellcheck.
 Prints KTAP; exits 1 if any test failed.
 
 Options:
@@ -48,7 +48,7 @@ guest_programs_all() {
 }
 
 # The guest's test_verifier reporter on a hand-written test_verifier output: one case per
-# "#N/x" block, whatever lines a block has, read back by kunit.py.
+# "#N/x" block, whatever lines a block has, a repeated name numbered, read back by kunit.py.
 test_verifier_report() {
 	gcc -O2 -Wall -Wextra -Werror -o "$tmp/tvr" "$R/tests/test_verifier_report.c" || return 1
 	"$tmp/tvr" "$F/test_verifier.out" "$F/test_verifier.err" > "$tmp/tv.ktap"
@@ -56,6 +56,8 @@ test_verifier_report() {
 	# kunit.py exits 1 when a test failed, as two do here.
 	{ python3 "$(. "$R/scripts/lib.sh" && echo "$KS_SRC")/tools/testing/kunit/kunit.py" \
 		parse "$tmp/tv.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
+	grep -q 'ok 12 add+sub+mul (2)/p$' "$tmp/tv.ktap" ||
+		{ echo "the repeated name is not numbered"; return 1; }
 }
 
 ktap_plan 27
@@ -164,7 +166,7 @@ expect cover_letter_stale 1 'stale-cover.txt is stale.*run scripts/cover-letter.
 	"$R/scripts/cover-letter.sh" --check --file "$tmp/stale-cover.txt"
 
 expect guest_programs_compile 0 'compile for every arch' guest_programs_all
-expect test_verifier_report 0 'Ran 11 tests: passed: 5, failed: 2, skipped: 4' test_verifier_report
+expect test_verifier_report 0 'Ran 12 tests: passed: 6, failed: 2, skipped: 4' test_verifier_report
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"

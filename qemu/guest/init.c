@@ -526,13 +526,15 @@ static int tv_status_of(const char *s, char *why, size_t size)
 	return TV_FAIL;
 }
 
-/* A line "#N/p " or "#N/u ": the offset of what follows, or 0. */
-static int tv_block_start(const char *line)
+/*
+ * A line "#N/p " or "#N/u " begins a block: returns the offset of what follows (0 if @line
+ * begins none) and stores 'p' or 'u' in *@mode.
+ */
+static int tv_block_start(const char *line, char *mode)
 {
 	int nr, off = 0;
-	char mode;
 
-	if (sscanf(line, "#%d/%c %n", &nr, &mode, &off) < 2 || (mode != 'p' && mode != 'u'))
+	if (sscanf(line, "#%d/%c %n", &nr, mode, &off) < 2 || (*mode != 'p' && *mode != 'u'))
 		return 0;
 	return off;
 }
@@ -548,7 +550,9 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 				int ret)
 {
 	long n[3] = { 0, 0, 0 }, sp = -1, ss = -1, sf = -1, nlines = 0, i, j, k, c, nr = 0;
-	char **lines, *line, *save, *s, name[240], why[160];
+	long total = 0, dup;
+	char **seen = NULL;
+	char **lines, *line, *save, *s, name[240], why[160], mode, next;
 	int ok = 1, status, summary_ok = 0, off;
 
 	for (s = log; *s; s++)
@@ -566,7 +570,7 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < nlines; i = j) {
 			j = i + 1;
-			off = tv_block_start(lines[i]);
+			off = tv_block_start(lines[i], &mode);
 			if (!off) {
 				long p, sk, f;
 
@@ -579,7 +583,7 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 				}
 				continue;
 			}
-			while (j < nlines && !tv_block_start(lines[j]) &&
+			while (j < nlines && !tv_block_start(lines[j], &next) &&
 			       strncmp(lines[j], "Summary: ", 9))
 				j++;
 			s = lines[i] + off;
@@ -592,11 +596,18 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 				n[status]++;
 				continue;
 			}
-			snprintf(name, sizeof(name), "%.*s/%c", (int)tv_descr_len(s), s,
-				 lines[i][off - 2]);
+			snprintf(name, sizeof(name), "%.*s/%c", (int)tv_descr_len(s), s, mode);
 			for (s = name; *s; s++)
 				if (*s == '#')
 					*s = '_';
+			/* A DESCR that 6.1 uses twice: the second case is "DESCR (2)/p". */
+			for (c = dup = 0; c < nr; c++)
+				dup += seen[c] && !strcmp(seen[c], name);
+			if (nr < total)
+				seen[nr] = strdup(name);
+			if (dup)
+				snprintf(name + strlen(name) - 2, sizeof(name) - strlen(name) + 2,
+					 " (%ld)/%c", dup + 1, mode);
 			ok &= status != TV_FAIL;
 			out("    %s %ld %s%s%s\n", status == TV_FAIL ? "not ok" : "ok",
 			    ++nr, name, status == TV_SKIP ? " # SKIP" : "", why);
@@ -609,12 +620,22 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 			}
 		}
 		if (!k) {
+			total = n[TV_PASS] + n[TV_SKIP] + n[TV_FAIL];
+			seen = calloc(total + 1, sizeof(*seen));
+			if (!seen) {
+				free(lines);
+				out("not ok %d %s # out of memory\n", num, t->name);
+				return 0;
+			}
 			summary_ok = sp == n[TV_PASS] && ss == n[TV_SKIP] && sf == n[TV_FAIL];
 			out("    KTAP version 1\n    # Subtest: %s\n    1..%ld\n", t->name,
 			    n[TV_PASS] + n[TV_SKIP] + n[TV_FAIL] + !summary_ok);
 		}
 	}
 	free(lines);
+	for (c = 0; c < total; c++)
+		free(seen[c]);
+	free(seen);
 	if (!summary_ok) {
 		out("    # %s exited with %d; passed/skipped/failed: Summary %ld/%ld/%ld (-1: no Summary), blocks %ld/%ld/%ld\n",
 		    t->name, ret, sp, ss, sf, n[TV_PASS], n[TV_SKIP], n[TV_FAIL]);
