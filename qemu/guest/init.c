@@ -553,7 +553,7 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 	long total = 0, dup;
 	char **seen = NULL;
 	char **lines, *line, *save, *s, name[240], why[160], mode, next;
-	int ok = 1, status, summary_ok = 0, off;
+	int ok = 1, status, summary_ok = 0, off, dlen;
 
 	for (s = log; *s; s++)
 		nlines += *s == '\n';
@@ -587,7 +587,8 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 			       strncmp(lines[j], "Summary: ", 9))
 				j++;
 			s = lines[i] + off;
-			status = tv_status_of(s + tv_descr_len(s), why, sizeof(why));
+			dlen = tv_descr_len(s);
+			status = tv_status_of(s + dlen, why, sizeof(why));
 			for (c = i + 1; status < 0 && c < j; c++)
 				status = tv_status_of(lines[c], why, sizeof(why));
 			if (status < 0)
@@ -596,7 +597,7 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 				n[status]++;
 				continue;
 			}
-			snprintf(name, sizeof(name), "%.*s/%c", (int)tv_descr_len(s), s, mode);
+			snprintf(name, sizeof(name), "%.*s/%c", dlen, s, mode);
 			for (s = name; *s; s++)
 				if (*s == '#')
 					*s = '_';
@@ -612,8 +613,7 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 			out("    %s %ld %s%s%s\n", status == TV_FAIL ? "not ok" : "ok",
 			    ++nr, name, status == TV_SKIP ? " # SKIP" : "", why);
 			if (status == TV_FAIL) {
-				s = lines[i] + off;
-				s += tv_descr_len(s);
+				s = lines[i] + off + dlen;
 				out("    # %s\n", s + strspn(s, " "));
 				for (c = i + 1; c < j && c <= i + 8; c++)
 					out("    # %s\n", lines[c]);
@@ -629,7 +629,7 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 			}
 			summary_ok = sp == n[TV_PASS] && ss == n[TV_SKIP] && sf == n[TV_FAIL];
 			out("    KTAP version 1\n    # Subtest: %s\n    1..%ld\n", t->name,
-			    n[TV_PASS] + n[TV_SKIP] + n[TV_FAIL] + !summary_ok);
+			    total + !summary_ok);
 		}
 	}
 	free(lines);
