@@ -5,7 +5,7 @@ usage="usage: initramfs.sh [-h|--help] ARCH
 Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c and the test and
 benchmark programs qemu/guest/tests/*.c and qemu/guest/bench/*.c (into /bin) compiled with
 the arch's cross compiler (-static), the BPF selftest runners the arch file names in
-SELFTESTS (scripts/build-selftests.sh, into /bin), the lists qemu/guest/*.list into /etc (tests.list runs
+SELFTESTS (scripts/build-selftests.sh, into /bin; test_progs' BPF objects into /lib/bpf), the lists qemu/guest/*.list into /etc (tests.list runs
 by default, others by harness.list=NAME), and the modules the lists name, copied from the
 ARCH build (scripts/build.sh) with debug info stripped.
 Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz.
@@ -33,7 +33,8 @@ list=$stage/cpio.list
 	echo "dir /dev 0755 0 0"
 	echo "nod /dev/console 0600 0 0 c 5 1"
 	echo "nod /dev/kmsg 0644 0 0 c 1 11"
-	for d in /proc /sys /etc /lib /lib/modules /tmp; do
+	# /mnt: test_progs' cgroup helpers mount cgroup2 there.
+	for d in /proc /sys /etc /lib /lib/modules /tmp /mnt; do
 		echo "dir $d 0755 0 0"
 	done
 	echo "file /init $stage/init 0755 0 0"
@@ -51,9 +52,17 @@ done
 # The BPF selftest runners of the arch (SELFTESTS, built from the tree), debug info stripped.
 runners=$("$KS_ROOT/scripts/build-selftests.sh" "$ARCH_NAME") ||
 	die "the BPF selftest runners do not build for $ARCH_NAME"
+# test_progs' BPF objects (NAME.bpf.o) go to /lib/bpf, where the guest runs it: it opens some
+# by name; their BTF and debug info stay.
+echo "dir /lib/bpf 0755 0 0" >> "$list"
 for r in $runners; do
-	${CROSS}strip --strip-debug -o "$stage/${r##*/}" "$r"
-	echo "file /bin/${r##*/} $stage/${r##*/} 0755 0 0" >> "$list"
+	case "$r" in
+	*.bpf.o) echo "file /lib/bpf/${r##*/} $r 0644 0 0" >> "$list" ;;
+	*)
+		${CROSS}strip --strip-debug -o "$stage/${r##*/}" "$r"
+		echo "file /bin/${r##*/} $stage/${r##*/} 0755 0 0" >> "$list"
+		;;
+	esac
 done
 
 # Every module the test list names; one that is not built is left out (the guest then

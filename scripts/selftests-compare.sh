@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: selftests-compare.sh [-h|--help] [--out DIR] [ARCH...]
 
-The kernel's BPF selftest runners (qemu/arch/ARCH.conf: SELFTESTS; today test_verifier) on
+The kernel's BPF selftest runners (qemu/arch/ARCH.conf: SELFTESTS: test_verifier, and
+test_progs with the suites of qemu/test_progs.allow) on
 the unpatched base and on the series tip, in one run, for each ARCH (default: all). For each
 kernel (branch bench-base: no patch; bench-tip: the whole series) it builds the kernel and
 the runners from that tree (scripts/build.sh, scripts/initramfs.sh), boots with

@@ -9,7 +9,7 @@ against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
 kernel-doc warning, a stale cover letter, the guest programs compiling for every arch,
-the guest init's test_verifier reporter on a hand-written output, and shellcheck.
+the guest init's test_verifier and test_progs reporters on hand-written outputs, and shellcheck.
 Prints KTAP; exits 1 if any test failed.
 
 Options:
@@ -47,20 +47,29 @@ guest_programs_all() {
 	echo "guest programs compile for every arch"
 }
 
-# The guest's test_verifier reporter on a hand-written test_verifier output: one case per
-# "#N/x" block, whatever lines a block has, a repeated name numbered, read back by kunit.py.
-test_verifier_report() {
-	gcc -O2 -Wall -Wextra -Werror -o "$tmp/tvr" "$R/tests/test_verifier_report.c" || return 1
-	"$tmp/tvr" "$F/test_verifier.out" "$F/test_verifier.err" > "$tmp/tv.ktap"
-	[ $? -eq 1 ] || { echo "the reporter did not fail a run with two failures"; return 1; }
-	# kunit.py exits 1 when a test failed, as two do here.
+# The guest's BPF selftest reporters (tests/selftest_report.c) on hand-written outputs,
+# read back by kunit.py. test_verifier: one case per "#N/x" block, whatever lines a block
+# has, a repeated name numbered. test_progs: one case per result line before "All error
+# logs:" (the repeats after it not counted), the name after the last ':' cut, '#' as '_'.
+selftest_report() {
+	local runner=$1
+	gcc -O2 -Wall -Wextra -Werror -o "$tmp/str" "$R/tests/selftest_report.c" || return 1
+	"$tmp/str" "$runner" "$F/$runner.out" "$F/$runner.err" > "$tmp/$runner.ktap"
+	[ $? -eq 1 ] || { echo "the reporter did not fail a run with failures"; return 1; }
+	# kunit.py exits 1 when a test failed, as some do here.
 	{ python3 "$(. "$R/scripts/lib.sh" && echo "$KS_SRC")/tools/testing/kunit/kunit.py" \
-		parse "$tmp/tv.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
-	grep -q 'ok 12 add+sub+mul (2)/p$' "$tmp/tv.ktap" ||
-		{ echo "the repeated name is not numbered"; return 1; }
+		parse "$tmp/$runner.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
+	case $runner in
+	test_verifier)
+		grep -q 'ok 12 add+sub+mul (2)/p$' "$tmp/$runner.ktap" ||
+			{ echo "the repeated name is not numbered"; return 1; } ;;
+	test_progs)
+		grep -q '^    ok 9 xdp_attach/mode: skb _2 # SKIP$' "$tmp/$runner.ktap" ||
+			{ echo "the name with ':' and '#' is not as expected"; return 1; } ;;
+	esac
 }
 
-ktap_plan 27
+ktap_plan 28
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -166,7 +175,10 @@ expect cover_letter_stale 1 'stale-cover.txt is stale.*run scripts/cover-letter.
 	"$R/scripts/cover-letter.sh" --check --file "$tmp/stale-cover.txt"
 
 expect guest_programs_compile 0 'compile for every arch' guest_programs_all
-expect test_verifier_report 0 'Ran 12 tests: passed: 6, failed: 2, skipped: 4' test_verifier_report
+expect test_verifier_report 0 'Ran 12 tests: passed: 6, failed: 2, skipped: 4' \
+	selftest_report test_verifier
+expect test_progs_report 0 'Ran 10 tests: passed: 5, failed: 2, skipped: 3' \
+	selftest_report test_progs
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"

@@ -24,6 +24,10 @@
  *			the tree by scripts/build-selftests.sh), run with its standard error;
  *			each "#N/p" and "#N/u" block of its output is one case
  *			(report_test_verifier).
+ *	test_progs	MODULE is the BPF selftest runner test_progs in /bin, built from the
+ *			suites of qemu/test_progs.allow only, run in /lib/bpf (the BPF objects
+ *			it opens by name); each result line of its output is one case
+ *			(report_test_progs).
  *	kunit		MODULE is a built-in KUnit suite, run at boot; its results are read
  *			from /sys/kernel/debug/kunit/MODULE/results (CONFIG_KUNIT_DEBUGFS)
  *			and nested like ktap. No arguments.
@@ -539,6 +543,19 @@ static int tv_block_start(const char *line, char *mode)
 	return off;
 }
 
+/* A runner's standard error (@err, libbpf's warnings; may be NULL): its first 10 lines. */
+static void report_stderr(const char *err)
+{
+	int i;
+
+	for (i = 0; err && *err && i < 10; i++) {
+		size_t len = strcspn(err, "\n");
+
+		out("    # stderr: %.*s\n", (int)len, err);
+		err += len + (err[len] == '\n');
+	}
+}
+
 /*
  * Print test_verifier's runs (@log: its standard output; @err: its standard error, or NULL)
  * as a KTAP subtest: one case "DESCR/p" or "DESCR/u" per block ('#' in DESCR becomes '_':
@@ -642,13 +659,135 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 		out("    not ok %ld summary\n", ++nr);
 		ok = 0;
 	}
-	/* Its standard error (libbpf's warnings), a few lines, for the record. */
-	for (i = 0; err && *err && i < 10; i++) {
-		size_t len = strcspn(err, "\n");
+	report_stderr(err);
+	out("%s %d %s\n", ok ? "ok" : "not ok", num, t->name);
+	return ok;
+}
 
-		out("    # stderr: %.*s\n", (int)len, err);
-		err += len + (err[len] == '\n');
+/*
+ * test_progs prints one line per subtest, "#N/M TEST/SUBTEST:RESULT", and then one per test,
+ * "#N TEST:RESULT", RESULT being OK, SKIP or FAIL; a failed (sub)test's log comes on the
+ * lines before its result. After the last test, if any failed, "All error logs:" and the
+ * failed tests' logs and results again, then "Summary: S/SS PASSED, K SKIPPED, F FAILED"
+ * (S tests without an error, SS subtests, K skips of tests and subtests, F tests failed).
+ */
+enum tp_status { TP_NONE = -1, TP_OK, TP_SKIP, TP_FAIL };
+
+/*
+ * The result of a test_progs result line @line, or TP_NONE if it is not one. For a result
+ * line, the name is moved to the start of @line, its length in bytes goes to *@len, and
+ * *@is_test says whether it is a test's line (1) or a subtest's (0).
+ */
+static int tp_result(char *line, int *len, int *is_test)
+{
+	const char *s = line + 1, *name, *colon;
+	int status;
+
+	if (line[0] != '#' || *s < '0' || *s > '9')
+		return TP_NONE;
+	s += strspn(s, "0123456789");
+	*is_test = *s != '/';
+	if (*s == '/')
+		s += 1 + strspn(s + 1, "0123456789");
+	if (*s != ' ')
+		return TP_NONE;
+	name = s + strspn(s, " ");
+	colon = strrchr(name, ':');
+	if (!colon || colon == name)
+		return TP_NONE;
+	if (!strcmp(colon, ":OK"))
+		status = TP_OK;
+	else if (!strcmp(colon, ":SKIP"))
+		status = TP_SKIP;
+	else if (!strcmp(colon, ":FAIL"))
+		status = TP_FAIL;
+	else
+		return TP_NONE;
+	*len = colon - name;
+	memmove(line, name, *len + strlen(colon) + 1);
+	return status;
+}
+
+/*
+ * Print test_progs' results (@log: its standard output, modified; @err: its standard error,
+ * or NULL) as a KTAP subtest: one case per result line, "TEST/SUBTEST" or "TEST" ('#'
+ * becomes '_'), each failure after up to 10 lines of the log printed before it. Results after
+ * "All error logs:" are repeats and are not counted. A missing Summary line, or one whose
+ * test counts disagree with the result lines, is one more failed case. @ret is test_progs'
+ * exit status. Returns 1 if no case failed.
+ */
+static int report_test_progs(int num, const struct test *t, char *log, const char *err,
+			     int ret)
+{
+	long nlines = 0, i, c, from = 0, nr = 0, ncases = 0, tests_ok = 0, tests_failed = 0;
+	long sp = -1, ssp = -1, sk = -1, sf = -1;
+	int ok = 1, summary_ok, status, len, is_test;
+	char **lines, *line, *save, *s;
+	signed char *res;
+
+	for (s = log; *s; s++)
+		nlines += *s == '\n';
+	lines = calloc(nlines + 2, sizeof(*lines));
+	res = calloc(nlines + 2, 1);
+	if (!lines || !res) {
+		free(lines);
+		free(res);
+		out("not ok %d %s # out of memory\n", num, t->name);
+		return 0;
 	}
+	nlines = 0;
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		lines[nlines++] = line;
+
+	for (i = 0; i < nlines; i++) {
+		res[i] = TP_NONE;
+		if (!strcmp(lines[i], "All error logs:")) {
+			nlines = i;
+			for (c = i + 1; lines[c]; c++)
+				sscanf(lines[c], "Summary: %ld/%ld PASSED, %ld SKIPPED, %ld FAILED",
+				       &sp, &ssp, &sk, &sf);
+			break;
+		}
+		if (sscanf(lines[i], "Summary: %ld/%ld PASSED, %ld SKIPPED, %ld FAILED",
+			   &sp, &ssp, &sk, &sf) == 4)
+			continue;
+		status = tp_result(lines[i], &len, &is_test);
+		if (status == TP_NONE)
+			continue;
+		lines[i][len] = '\0';
+		res[i] = status;
+		ncases++;
+		if (is_test) {
+			tests_ok += status != TP_FAIL;
+			tests_failed += status == TP_FAIL;
+		}
+	}
+	summary_ok = sp == tests_ok && sf == tests_failed && (ret != 0) == (sf > 0);
+	out("    KTAP version 1\n    # Subtest: %s\n    1..%ld\n", t->name, ncases + !summary_ok);
+	for (i = 0; i < nlines; i++) {
+		if (res[i] == TP_NONE)
+			continue;
+		for (s = lines[i]; *s; s++)
+			if (*s == '#')
+				*s = '_';
+		if (res[i] == TP_FAIL) {
+			ok = 0;
+			for (c = i - 10 > from ? i - 10 : from; c < i; c++)
+				out("    # %s\n", lines[c]);
+		}
+		out("    %s %ld %s%s\n", res[i] == TP_FAIL ? "not ok" : "ok", ++nr, lines[i],
+		    res[i] == TP_SKIP ? " # SKIP" : "");
+		from = i + 1;
+	}
+	if (!summary_ok) {
+		out("    # %s exited with %d; Summary %ld/%ld passed, %ld skipped, %ld failed (-1: no Summary); result lines: %ld tests passed or skipped, %ld failed\n",
+		    t->name, ret, sp, ssp, sk, sf, tests_ok, tests_failed);
+		out("    not ok %ld summary\n", ++nr);
+		ok = 0;
+	}
+	free(lines);
+	free(res);
+	report_stderr(err);
 	out("%s %d %s\n", ok ? "ok" : "not ok", num, t->name);
 	return ok;
 }
@@ -676,11 +815,12 @@ static char *read_all(const char *path)
 }
 
 /*
- * Run @path with the words of @args, collecting its standard output into a buffer (caller
- * frees); its standard error goes to @errfd if that is not -1. *@ret gets its exit status,
- * or -errno if it could not run.
+ * Run @path with the words of @args in the directory @dir (NULL: the init's own),
+ * collecting its standard output into a buffer (caller frees); its standard error goes to
+ * @errfd if that is not -1. *@ret gets its exit status, or -errno if it could not run.
  */
-static char *run_program(const char *path, const char *args, int errfd, int *ret)
+static char *run_program(const char *path, const char *args, const char *dir, int errfd,
+			 int *ret)
 {
 	char *argv[32], *copy = strdup(args), *save, *tok;
 	size_t len = 0, cap = 1 << 16;
@@ -704,6 +844,8 @@ static char *run_program(const char *path, const char *args, int errfd, int *ret
 			dup2(errfd, STDERR_FILENO);
 		close(pfd[0]);
 		close(pfd[1]);
+		if (dir && chdir(dir))
+			_exit(126);
 		execv(path, argv);
 		_exit(127);
 	}
@@ -749,25 +891,28 @@ static int write_sysctl(const char *path, const char *val)
 }
 
 /*
- * Run test_verifier (@path, @args) as run_program() does; its standard error (libbpf's
- * messages, unbuffered, which would land in the middle of its buffered output lines) goes
- * to a file and into *@err (caller frees; NULL if it cannot be read). Its unprivileged runs
- * ("#N/u") need kernel.unprivileged_bpf_disabled at 0; a kernel built with
- * CONFIG_BPF_UNPRIV_DEFAULT_OFF boots with 2, which root may lower: it is set to 0 for the
- * run and put back afterwards (1 cannot be changed: those runs then SKIP).
+ * Run a BPF selftest runner (@path, @args, in @dir) as run_program() does; its standard
+ * error (libbpf's messages, unbuffered, which would land in the middle of its buffered
+ * output lines) goes to a file and into *@err (caller frees; NULL if it cannot be read).
+ * With @unpriv, for test_verifier's unprivileged runs ("#N/u"), kernel.unprivileged_bpf_disabled
+ * must be 0; a kernel built with CONFIG_BPF_UNPRIV_DEFAULT_OFF boots with 2, which root may
+ * lower: it is set to 0 for the run and put back afterwards (1 cannot be changed: those runs
+ * then SKIP).
  */
-static char *run_test_verifier(const char *path, const char *args, int *ret, char **err)
+static char *run_selftest(const char *path, const char *args, const char *dir, int unpriv,
+			  int *ret, char **err)
 {
-	static const char errpath[] = "/tmp/test_verifier.stderr";
-	char was[8];
+	static const char errpath[] = "/tmp/selftest.stderr";
+	char was[8] = "";
 	char *log;
 	int fd;
 
-	read_file(UNPRIV_BPF, was, sizeof(was));
+	if (unpriv)
+		read_file(UNPRIV_BPF, was, sizeof(was));
 	if (was[0] == '2' && !write_sysctl(UNPRIV_BPF, "0"))
 		out("# %s: 2 -> 0 for the unprivileged runs\n", UNPRIV_BPF);
 	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	log = run_program(path, args, fd, ret);
+	log = run_program(path, args, dir, fd, ret);
 	if (fd >= 0)
 		close(fd);
 	*err = read_all(errpath);
@@ -779,8 +924,9 @@ static char *run_test_verifier(const char *path, const char *args, int *ret, cha
 
 static void run_test(int num, const struct test *t)
 {
-	int is_tv = !strcmp(t->kind, "test_verifier");
-	int is_exec = is_tv || !strcmp(t->kind, "exec"), is_kunit = !strcmp(t->kind, "kunit");
+	int is_tv = !strcmp(t->kind, "test_verifier"), is_tp = !strcmp(t->kind, "test_progs");
+	int is_exec = is_tv || is_tp || !strcmp(t->kind, "exec");
+	int is_kunit = !strcmp(t->kind, "kunit");
 	char path[256];
 	struct stat st;
 	char *log, *err = NULL;
@@ -802,10 +948,10 @@ static void run_test(int num, const struct test *t)
 	ret = 0;
 	if (is_kunit)
 		log = read_all(path);
-	else if (is_tv)
-		log = run_test_verifier(path, t->args, &ret, &err);
+	else if (is_tv || is_tp)
+		log = run_selftest(path, t->args, is_tp ? "/lib/bpf" : NULL, is_tv, &ret, &err);
 	else
-		log = is_exec ? run_program(path, t->args, -1, &ret) :
+		log = is_exec ? run_program(path, t->args, NULL, -1, &ret) :
 				run_module(path, t->args, &ret);
 	if (!log) {
 		out("not ok %d %s # out of memory\n", num, t->name);
@@ -817,6 +963,8 @@ static void run_test(int num, const struct test *t)
 		report_summary(num, t, log, ret, parse_test_vmalloc);
 	else if (is_tv)
 		report_test_verifier(num, t, log, err, ret);
+	else if (is_tp)
+		report_test_progs(num, t, log, err, ret);
 	else if (!strcmp(t->kind, "ktap") || is_exec || is_kunit)
 		report_ktap(num, t, log, ret);
 	else
