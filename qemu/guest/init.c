@@ -633,7 +633,7 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 				s = lines[i] + off + dlen;
 				out("    # %s\n", s + strspn(s, " "));
 				for (c = i + 1; c < j && c <= i + 8; c++)
-					out("    # %s\n", lines[c]);
+					out("    # %.200s\n", lines[c]);
 			}
 		}
 		if (!k) {
@@ -711,27 +711,31 @@ static int tp_result(char *line, int *len, int *is_test)
 /*
  * Print test_progs' results (@log: its standard output, modified; @err: its standard error,
  * or NULL) as a KTAP subtest: one case per result line, "TEST/SUBTEST" or "TEST" ('#'
- * becomes '_'), each failure after up to 10 lines of the log printed before it. Results after
- * "All error logs:" are repeats and are not counted. A missing Summary line, or one whose
+ * becomes '_'), each failure after the last 10 log lines printed before it (since the last
+ * result line; for a test, since the last test's line, as a test's own log comes before its
+ * subtests' results). Results after "All error logs:" are repeats and are not counted. A missing Summary line, or one whose
  * test counts disagree with the result lines, is one more failed case. @ret is test_progs'
  * exit status. Returns 1 if no case failed.
  */
 static int report_test_progs(int num, const struct test *t, char *log, const char *err,
 			     int ret)
 {
-	long nlines = 0, i, c, from = 0, nr = 0, ncases = 0, tests_ok = 0, tests_failed = 0;
+	long nlines = 0, i, c, from = 0, from_test = 0, nr = 0, ncases = 0, tests_ok = 0;
+	long tests_failed = 0;
 	long sp = -1, ssp = -1, sk = -1, sf = -1;
 	int ok = 1, summary_ok, status, len, is_test;
 	char **lines, *line, *save, *s;
-	signed char *res;
+	signed char *res, *tst;
 
 	for (s = log; *s; s++)
 		nlines += *s == '\n';
 	lines = calloc(nlines + 2, sizeof(*lines));
 	res = calloc(nlines + 2, 1);
-	if (!lines || !res) {
+	tst = calloc(nlines + 2, 1);
+	if (!lines || !res || !tst) {
 		free(lines);
 		free(res);
+		free(tst);
 		out("not ok %d %s # out of memory\n", num, t->name);
 		return 0;
 	}
@@ -756,6 +760,7 @@ static int report_test_progs(int num, const struct test *t, char *log, const cha
 			continue;
 		lines[i][len] = '\0';
 		res[i] = status;
+		tst[i] = is_test;
 		ncases++;
 		if (is_test) {
 			tests_ok += status != TP_FAIL;
@@ -771,13 +776,23 @@ static int report_test_progs(int num, const struct test *t, char *log, const cha
 			if (*s == '#')
 				*s = '_';
 		if (res[i] == TP_FAIL) {
+			long start = tst[i] ? from_test : from, logged = 0;
+
+			/* Its log: the last 10 lines that are not results (a test's own log
+			 * comes before its subtests' lines), each cut at 200 bytes.
+			 */
 			ok = 0;
-			for (c = i - 10 > from ? i - 10 : from; c < i; c++)
-				out("    # %s\n", lines[c]);
+			for (c = start; c < i; c++)
+				logged += res[c] == TP_NONE;
+			for (c = start; c < i; c++)
+				if (res[c] == TP_NONE && logged-- <= 10)
+					out("    # %.200s\n", lines[c]);
 		}
 		out("    %s %ld %s%s\n", res[i] == TP_FAIL ? "not ok" : "ok", ++nr, lines[i],
 		    res[i] == TP_SKIP ? " # SKIP" : "");
 		from = i + 1;
+		if (tst[i])
+			from_test = i + 1;
 	}
 	if (!summary_ok) {
 		out("    # %s exited with %d; Summary %ld/%ld passed, %ld skipped, %ld failed (-1: no Summary); result lines: %ld tests passed or skipped, %ld failed\n",
@@ -787,6 +802,7 @@ static int report_test_progs(int num, const struct test *t, char *log, const cha
 	}
 	free(lines);
 	free(res);
+	free(tst);
 	report_stderr(err);
 	out("%s %d %s\n", ok ? "ok" : "not ok", num, t->name);
 	return ok;
