@@ -713,9 +713,9 @@ static int tp_result(char *line, int *len, int *is_test)
  * or NULL) as a KTAP subtest: one case per result line, "TEST/SUBTEST" or "TEST" ('#'
  * becomes '_'), each failure after the last 10 log lines printed before it (since the last
  * result line; for a test, since the last test's line, as a test's own log comes before its
- * subtests' results). Results after "All error logs:" are repeats and are not counted. A missing Summary line, or one whose
- * test counts disagree with the result lines, is one more failed case. @ret is test_progs'
- * exit status. Returns 1 if no case failed.
+ * subtests' results). Results after "All error logs:" are repeats and are not counted. A
+ * missing Summary line, or one whose test counts disagree with the result lines, is one more
+ * failed case. @ret is test_progs' exit status. Returns 1 if no case failed.
  */
 static int report_test_progs(int num, const struct test *t, char *log, const char *err,
 			     int ret)
@@ -723,7 +723,7 @@ static int report_test_progs(int num, const struct test *t, char *log, const cha
 	long nlines = 0, i, c, from = 0, from_test = 0, nr = 0, ncases = 0, tests_ok = 0;
 	long tests_failed = 0;
 	long sp = -1, ssp = -1, sk = -1, sf = -1;
-	int ok = 1, summary_ok, status, len, is_test;
+	int ok = 1, summary_ok, status, len, is_test, repeats = 0;
 	char **lines, *line, *save, *s;
 	signed char *res, *tst;
 
@@ -745,15 +745,11 @@ static int report_test_progs(int num, const struct test *t, char *log, const cha
 
 	for (i = 0; i < nlines; i++) {
 		res[i] = TP_NONE;
-		if (!strcmp(lines[i], "All error logs:")) {
-			nlines = i;
-			for (c = i + 1; lines[c]; c++)
-				sscanf(lines[c], "Summary: %ld/%ld PASSED, %ld SKIPPED, %ld FAILED",
-				       &sp, &ssp, &sk, &sf);
-			break;
-		}
 		if (sscanf(lines[i], "Summary: %ld/%ld PASSED, %ld SKIPPED, %ld FAILED",
 			   &sp, &ssp, &sk, &sf) == 4)
+			continue;
+		repeats |= !strcmp(lines[i], "All error logs:");
+		if (repeats)
 			continue;
 		status = tp_result(lines[i], &len, &is_test);
 		if (status == TP_NONE)
