@@ -130,8 +130,9 @@ for r in $SELFTESTS; do
 		# one the Makefile also generates in the tree: CFLAGS has -I$(CURDIR) first, so
 		# CC carries a directory holding only prog_tests/, searched before it.
 		[ -f "$KS_BUILD/vmlinux" ] || die "$KS_BUILD/vmlinux missing: build the kernel first"
-		# Through a file, not a process substitution: its die must stop this script.
-		test_progs_subset "$out" > "$out/subset.vars" || exit
+		# Through a file, not a process substitution: its die must stop this script
+		# (and no "|| ...": that would turn off errexit inside the function).
+		test_progs_subset "$out" > "$out/subset.vars"
 		mapfile -t vars < "$out/subset.vars"
 		mkdir -p "$out/first"
 		ln -sfn ../prog_tests "$out/first/prog_tests"

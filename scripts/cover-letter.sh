@@ -119,8 +119,9 @@ if [ -f "$sel" ]; then
 		t && !done { done = 1 }
 		/^## Cases whose result differs/ { d = 1; print ""; print "Cases whose result differs between base and tip:"; next }
 		d && /^## / { d = 0 }
-		d && NF { print "  " $0 }' "$sel" |
-		awk -F'\t' 'NF > 1 { printf "  %-8s %-13s %-5s %7s %7s %8s %6s %6s\n", $1, $2, $3, $4, $5, $6, $7, $8; next } { print }'
+		d && NF { print "  " $0 }
+		/^Verdict: / { print ""; print }' "$sel" |
+		awk -F'\t' 'NF > 1 { printf "  %-10s %-13s %-6s %7s %7s %8s %6s %6s\n", $1, $2, $3, $4, $5, $6, $7, $8; next } { print }'
 else
 	echo "(no results/bpf-selftests.md yet: run scripts/selftests-compare.sh)"
 fi > "$tmp/selftests"
@@ -140,7 +141,7 @@ awk -v dir="$tmp" '
 if [ -n "$check" ]; then
 	if ! cmp -s "$tmp/cover" "$file"; then
 		echo "cover-letter.sh: error: ${file#"$KS_ROOT"/} is stale (its series, diffstat," \
-			"matrix, numbers or base differ from the repository); run scripts/cover-letter.sh:" >&2
+			"matrix, numbers, selftest counts or base differ from the repository); run scripts/cover-letter.sh:" >&2
 		diff -u "$file" "$tmp/cover" | head -40 >&2 || true
 		exit 1
 	fi

@@ -73,7 +73,7 @@ verdict=0
 			: > "$tmp/cases.tsv"
 		fi
 		# Expected failures of every arch, of the arch and its variants (x86_64, arm64 for
-		# arm64 and arm64-vhe), of one variant: each line gets its file name.
+		# arm64, arm64-vhe and arm64-smp4), of one variant: each line gets its file name.
 		for f in xfail "xfail.${arch%%-*}" "xfail.$arch"; do
 			[ -n "$arch" ] || [ "$f" = xfail ] || continue
 			[ -f "$KS_ROOT/qemu/$f.list" ] || continue

@@ -89,9 +89,8 @@ verdict=0
 		if [ -z "$diffs$gone" ]; then
 			echo "- $a: none"
 		else
-			echo "$a:"
-			echo
-			printf '%s\n' "$diffs" "$gone" | sed '/^$/d'
+			echo "- $a:"
+			printf '%s\n' "$diffs" "$gone" | sed '/^$/d; s/^/  /'
 			# Here-strings and file arguments, not pipes: grep -q exits at its first
 			# match, and with pipefail the writer's SIGPIPE would fail the test.
 			! grep -q ': base ' <<< "$diffs" || verdict=1
