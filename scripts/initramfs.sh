@@ -54,14 +54,12 @@ runners=$("$KS_ROOT/scripts/build-selftests.sh" "$ARCH_NAME") ||
 	die "the BPF selftest runners do not build for $ARCH_NAME"
 # test_progs' BPF objects (NAME.bpf.o) go to /lib/bpf, where the guest runs it: it opens some
 # by name; their BTF and debug info stay. The directory only where there are objects.
-libbpf_dir=''
+case "$runners" in
+*.bpf.o*) echo "dir /lib/bpf 0755 0 0" >> "$list" ;;
+esac
 for r in $runners; do
 	case "$r" in
-	*.bpf.o)
-		[ -n "$libbpf_dir" ] || echo "dir /lib/bpf 0755 0 0" >> "$list"
-		libbpf_dir=y
-		echo "file /lib/bpf/${r##*/} $r 0644 0 0" >> "$list"
-		;;
+	*.bpf.o) echo "file /lib/bpf/${r##*/} $r 0644 0 0" >> "$list" ;;
 	*)
 		${CROSS}strip --strip-debug -o "$stage/${r##*/}" "$r"
 		echo "file /bin/${r##*/} $stage/${r##*/} 0755 0 0" >> "$list"
