@@ -74,7 +74,7 @@ awk -F'\t' 'NR > 1 { t[$1 "-" $2 FS $3] = $4 + $5; ns[$3] = 1 }
 	END { for (n in ns) print n, t["base-single" FS n], t["tip-single" FS n], t["tip-batch" FS n] }' \
 	"$tmp/tsv" | sort -n > "$tmp/plot.dat"
 gnuplot <<-GP
-set terminal pngcairo size 640,400 noenhanced
+set terminal pngcairo size 800,440 noenhanced
 set output "$out/batch-bench.png"
 set title "x86_64: fentry attach + detach, ms (QEMU TCG; scripts/bench-batch.sh)"
 set logscale xy
