@@ -103,6 +103,11 @@ series_names() {
 	sed -e 's/#.*//' "$1" | awk 'NF { print $1 }'
 }
 
+# patch_subject FILE: the patch mail's subject without its [PATCH k/N] tag (first line only).
+patch_subject() {
+	sed -n 's/^Subject: *//p' "$1" | head -1 | sed 's/^\[[^]]*\] *//'
+}
+
 # ks_lock: take the cache lock for the rest of this script and its children, so that two
 # harness runs never switch the shared source tree or build into one build directory at
 # once. A child of a holder (KS_LOCKED set) does not lock again.
