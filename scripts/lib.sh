@@ -103,9 +103,10 @@ series_names() {
 	sed -e 's/#.*//' "$1" | awk 'NF { print $1 }'
 }
 
-# patch_subject FILE: the patch mail's subject without its [PATCH k/N] tag (first line only).
+# patch_subject FILE: the patch mail's subject as git am takes it (folded lines joined, the
+# [PATCH k/N] tag dropped), by git mailinfo.
 patch_subject() {
-	sed -n 's/^Subject: *//p' "$1" | head -1 | sed 's/^\[[^]]*\] *//'
+	command git mailinfo /dev/null /dev/null < "$1" | sed -n 's/^Subject: //p'
 }
 
 # ks_lock: take the cache lock for the rest of this script and its children, so that two

@@ -8,7 +8,8 @@ Harness test of scripts/bisect.sh: bisect the fixture series tests/fixtures/seri
 that patch 2 is named as the first bad patch with its reproducer, that patches 1 and 3 pass,
 that patch 3, which gives patch 1's tree again, reuses patch 1's boot, that subjects lose
 their [PATCH k/N] tag, and that a rerun with --from past the last patch keeps every row under
-the file names and subjects of a renamed copy of the series. Prints KTAP.
+the file names and subjects of a renamed copy of the series (one subject folded onto two
+lines). Prints KTAP.
 
 Options:
   -h, --help   show this help"
@@ -42,11 +43,13 @@ check gives_reproducer 'grep -q "^reproduce: scripts/apply.sh --series .* --upto
 check patch_3_reuses_patch_1 '[ "$(awk -F"\t" "\$1 == 3 { print \$15 }" "$tmp/res/bisect.tsv")" = 1 ]'
 check patches_1_and_3_pass '[ "$(cell 1)" = 0 ] && [ "$(cell 3)" = 0 ]'
 check subject_untagged '[ "$(awk -F"\t" "\$1 == 1 { print \$3 }" "$tmp/res/bisect.tsv")" = "lib/test_vmalloc: fixture patch one (builds, passes)" ]'
-# The same patches under another file name and [PATCH v2 k/N] tags: --from 4 keeps every
-# row (same patch-ids, nothing built) under the new name and subject.
+# The same patches under another file name and [PATCH v2 k/N] tags, patch 1's subject folded
+# onto two header lines: --from 4 keeps every row (same patch-ids, nothing built) under the
+# new name and the whole subject.
 mkdir "$tmp/v2"
 for p in "$F"/*.patch; do
-	sed 's/^Subject: \[PATCH /Subject: [PATCH v2 /' "$p" > "$tmp/v2/v2-${p##*/}"
+	sed -e 's/^Subject: \[PATCH /Subject: [PATCH v2 /' \
+		-e 's/^\(Subject: .* patch one\) (builds/\1\n (builds/' "$p" > "$tmp/v2/v2-${p##*/}"
 done
 (cd "$tmp/v2" && ls v2-*.patch) > "$tmp/v2/series"
 rc2=0
