@@ -78,10 +78,13 @@ elif [ -s "$tsv" ]; then
 else
 	: > "$prev"
 fi
-want=$(k=0; for n in "${names[@]}"; do
-	k=$((k + 1))
-	printf '%d\t%s\n' "$k" "$(command git patch-id --stable < "$pdir/$n" | cut -d' ' -f1)"
-done)
+# Each patch's git patch-id and subject, once: pids[k - 1], subjects[k - 1] for patch k.
+pids=() subjects=()
+for n in "${names[@]}"; do
+	pids+=("$(command git patch-id --stable < "$pdir/$n" | cut -d' ' -f1)")
+	subjects+=("$(patch_subject "$pdir/$n")")
+done
+want=$(for i in "${!names[@]}"; do printf '%d\t%s\n' $((i + 1)) "${pids[i]}"; done)
 
 # --from K: the booted arches' rows of patches 1..K-1 must be in the previous matrix.
 [ "$from" -le $((${#names[@]} + 1)) ] || die "--from $from: the series has ${#names[@]} patch(es)"
@@ -108,8 +111,8 @@ for a in $arches; do
 	for n in "${names[@]}"; do
 		k=$((k + 1))
 		t0=$SECONDS
-		subject=$(patch_subject "$pdir/$n")
-		pid=$(command git patch-id --stable < "$pdir/$n" | cut -d' ' -f1)
+		subject=${subjects[k - 1]}
+		pid=${pids[k - 1]}
 		log=$logdir/$a-$k
 		build=no boot=no verdict=- p=0 f=0 s=0 x=0 splats=0 same_as=-
 		if [ "$k" -lt "$from" ] && [ -z "$broken" ]; then
@@ -175,11 +178,8 @@ done
 # patch of the series gets its file name and subject (an older series may have named the
 # same change otherwise, or tagged it [PATCH k/N] of another N).
 names_map=$(mktemp)
-k=0
-for n in "${names[@]}"; do
-	k=$((k + 1))
-	printf '%d\t%s\t%s\t%s\n' "$k" "$(command git patch-id --stable < "$pdir/$n" | cut -d' ' -f1)" \
-		"$n" "$(patch_subject "$pdir/$n")"
+for i in "${!names[@]}"; do
+	printf '%d\t%s\t%s\t%s\n' $((i + 1)) "${pids[i]}" "${names[i]}" "${subjects[i]}"
 done > "$names_map"
 awk -F'\t' -v OFS='\t' -v map="$names_map" '
 	FILENAME == map { f[$1 FS $2] = $3; s[$1 FS $2] = $4; next }
