@@ -8,7 +8,8 @@ expected failure that passed, KTAP of built-in KUnit before the guest's own), un
 against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
-kernel-doc warning, a stale cover letter, the guest programs compiling for every arch,
+kernel-doc warning, a stale cover letter, the guest programs compiling for every arch, the
+pinned Debian sources fetched into an empty cache (and a changed sum or missing file refused),
 the guest init's test_verifier and test_progs reporters on hand-written outputs, and shellcheck.
 Prints KTAP; exits 1 if any test failed.
 
@@ -69,7 +70,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 28
+ktap_plan 31
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -179,6 +180,25 @@ expect test_verifier_report 0 'Ran 12 tests: passed: 6, failed: 2, skipped: 4' \
 	selftest_report test_verifier
 expect test_progs_report 0 'Ran 10 tests: passed: 5, failed: 2, skipped: 3' \
 	selftest_report test_progs
+
+# The pinned Debian sources (sources.conf): every package downloads into an empty cache and
+# matches its pins, whatever versions this machine has installed; a changed sum or a file the
+# mirror lacks is an error naming the package and its version.
+fetch_all_pinned() {
+	local pkgs
+	pkgs=$(grep -v -e '^#' -e '^[[:space:]]*$' "$R/sources.conf" | awk '{print $1}' | sort -u)
+	# shellcheck disable=SC2086 # one word per package
+	KSERIES_CACHE=$tmp/fetch-cache "$R/scripts/fetch-sources.sh" $pkgs &&
+		echo "fetched and verified: $(echo $pkgs)"
+}
+expect fetch_sources_pinned 0 'fetched and verified: elfutils zlib' fetch_all_pinned
+awk '$3 ~ /\.dsc$/ && $1 == "zlib" { $4 = "0" substr($4, 2) } 1' "$R/sources.conf" > "$tmp/sum.conf"
+expect fetch_sources_bad_sum 1 'zlib 1:1.2.13.dfsg-1: sha256 of zlib_1.2.13.dfsg-1.dsc is .*pins 0' \
+	env KSERIES_CACHE="$tmp/fetch-cache" "$R/scripts/fetch-sources.sh" --list "$tmp/sum.conf" zlib
+sed 's/ zlib_1.2.13.dfsg-1.debian.tar.xz / zlib_1.2.13.dfsg-0.debian.tar.xz /' "$R/sources.conf" \
+	> "$tmp/missing.conf"
+expect fetch_sources_missing_file 1 'zlib 1:1.2.13.dfsg-1: .*zlib_1.2.13.dfsg-0.debian.tar.xz could not be downloaded' \
+	env KSERIES_CACHE="$tmp/fetch-cache" "$R/scripts/fetch-sources.sh" --list "$tmp/missing.conf" zlib
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"
