@@ -150,7 +150,8 @@ for a in $arches; do
 				rc=$last_rc
 				same_as=$last_k
 			else
-				"$S/boot.sh" --append "$extra" --log "$log.console" "$a" \
+				# --allow-skips: a patch's cell lacks the tests of later patches.
+				"$S/boot.sh" --allow-skips --append "$extra" --log "$log.console" "$a" \
 					> "$log.report" 2>&1 || rc=$?
 				last_hash=$hash last_log=$log last_rc=$rc last_k=$k
 			fi

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-usage="usage: boot.sh [-h|--help] [--append ARGS] [--timeout SECONDS] [--log FILE] ARCH
+usage="usage: boot.sh [-h|--help] [--append ARGS] [--timeout SECONDS] [--log FILE] [--allow-skips]
+               ARCH
 
 Boot the ARCH kernel (scripts/build.sh) with the guest initramfs (scripts/initramfs.sh) under
 QEMU TCG, as qemu/arch/ARCH.conf describes it (-no-reboot, panic=-1, SMP CPUs), keep the
@@ -16,6 +17,7 @@ Options:
                      module or harness.only=NAME (see qemu/guest/init.c)
   --timeout SECONDS  wall-clock limit (default: TIMEOUT from qemu/arch/ARCH.conf)
   --log FILE         console log (default: \$KSERIES_CACHE/out/ARCH/console.log)
+  --allow-skips      a skip no qemu/xskip*.list names does not fail the run (scripts/report.sh)
   -h, --help         show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -23,12 +25,14 @@ set -euo pipefail
 extra=
 timeout=
 log=
+allow_skips=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
 	--append) extra=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
+	--allow-skips) allow_skips=--allow-skips ;;
 	-*) echo "$usage" >&2; exit 64 ;;
 	*) break ;;
 	esac
@@ -70,4 +74,4 @@ case $rc in
 	exit 5
 	;;
 esac
-exec "$KS_ROOT/scripts/report.sh" $timed_out --arch "$ARCH_NAME" "$log"
+exec "$KS_ROOT/scripts/report.sh" $timed_out $allow_skips --arch "$ARCH_NAME" "$log"

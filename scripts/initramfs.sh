@@ -3,7 +3,8 @@
 usage="usage: initramfs.sh [-h|--help] ARCH
 
 Build the guest initramfs for ARCH from static binaries: qemu/guest/init.c and the test and
-benchmark programs qemu/guest/tests/*.c and qemu/guest/bench/*.c (into /bin) compiled with
+benchmark programs qemu/guest/tests/*.c and qemu/guest/bench/*.c and the planted failures
+qemu/guest/planted/*.c (tests/planted-test.sh; into /bin) compiled with
 the arch's cross compiler (-static), the BPF selftest runners the arch file names in
 SELFTESTS (scripts/build-selftests.sh, into /bin; test_progs' BPF objects into /lib/bpf), the lists qemu/guest/*.list into /etc (tests.list runs
 by default, others by harness.list=NAME), and the modules the lists name, copied from the

@@ -1,25 +1,33 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-usage="usage: report.sh [-h|--help] [--timed-out] [--arch NAME] [--out FILE] [--cases FILE]
-                 CONSOLE_LOG
+usage="usage: report.sh [-h|--help] [--timed-out] [--allow-skips] [--arch NAME] [--out FILE]
+                 [--cases FILE] CONSOLE_LOG
 
 Judge one guest console log: scan it for kernel splats (qemu/splat.patterns), parse its KTAP
 with the kernel's own tools/testing/kunit/kunit.py parse (from the base tree), apply the
-expected failures of qemu/xfail.list and of the arch (qemu/xfail.ARCH.list, see below), print a summary (and write it to FILE with --out).
-Exit codes as scripts/boot.sh: 0 passed (at least one case passed, none failed), 1 test
-failed or nothing passed, 2 splat, 3 timeout, 4 no KTAP.
+expected failures of qemu/xfail.list and of the arch (qemu/xfail.ARCH.list, see below) and
+the expected skips of qemu/xskip.list and qemu/xskip.ARCH.list (same format), print a
+summary (and write it to FILE with --out). A skipped case that no expected-skip list names
+(a test missing from the build, a program that gave up) fails the run: listed as
+'SKIP ... (unexpected: no qemu/xskip*.list names it)'.
+Exit codes as scripts/boot.sh: 0 passed (at least one case passed, none failed, every skip
+expected), 1 test failed, unexpected skip or nothing passed, 2 splat, 3 timeout (the boot's,
+or a test's: the guest init's watchdog names it), 4 no KTAP.
 
 Options:
   --timed-out  the guest was stopped by the wall-clock timeout
+  --allow-skips  unexpected skips do not fail the run (the unpatched base and the per-patch
+               matrix, whose early patches lack the tests of later ones)
   --arch NAME  arch name for the summary header
   --out FILE   also write the summary to FILE
   --cases FILE write every case to FILE, one line SUITE.CASE<TAB>STATUS (PASS, FAIL, SKIP,
-               XFAIL, XPASS, ERROR: expected failures applied)
+               XSKIP, XFAIL, XPASS, ERROR: expected failures and skips applied)
   -h, --help   show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 timed_out=
+allow_skips=
 arch=
 outfile=
 casefile=
@@ -27,6 +35,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
 	--timed-out) timed_out=1 ;;
+	--allow-skips) allow_skips=1 ;;
 	--arch) arch=$2; shift ;;
 	--out) outfile=$2; shift ;;
 	--cases) casefile=$2; shift ;;
@@ -72,38 +81,49 @@ verdict=0
 			sed 's/^/  /' "$tmp/kunit.txt" "$tmp/cases.tsv" | tail -10
 			: > "$tmp/cases.tsv"
 		fi
-		# Expected failures of every arch, of the arch and its variants (x86_64, arm64 for
-		# arm64, arm64-vhe and arm64-smp4), of one variant: each line gets its file name.
-		for f in xfail "xfail.${arch%%-*}" "xfail.$arch"; do
-			[ -n "$arch" ] || [ "$f" = xfail ] || continue
-			[ -f "$KS_ROOT/qemu/$f.list" ] || continue
-			grep -v '^#' "$KS_ROOT/qemu/$f.list" | sed "s|\$|\tqemu/$f.list|" || true
-		done | awk '!seen[$0]++' > "$tmp/xfail"
-		awk -F'\t' -v xf="$tmp/xfail" -v cf="$casefile" '
+		# Expected failures and skips of every arch, of the arch and its variants (x86_64,
+		# arm64 for arm64, arm64-vhe and arm64-smp4), of one variant: each line gets its
+		# file name.
+		for kind in xfail xskip; do
+			for f in $kind "$kind.${arch%%-*}" "$kind.$arch"; do
+				[ -n "$arch" ] || [ "$f" = $kind ] || continue
+				[ -f "$KS_ROOT/qemu/$f.list" ] || continue
+				grep -v -e '^#' -e '^$' "$KS_ROOT/qemu/$f.list" | sed "s|\$|\tqemu/$f.list|" || true
+			done | awk '!seen[$0]++' > "$tmp/$kind"
+		done
+		awk -F'\t' -v xf="$tmp/xfail" -v xs="$tmp/xskip" -v cf="$casefile" '
 			BEGIN {
 				while ((getline l < xf) > 0) {
 					split(l, f, "\t")
 					x[f[1]] = f[2]
 					file[f[1]] = f[3]
 				}
+				while ((getline l < xs) > 0) {
+					split(l, f, "\t")
+					xskip[f[1]] = f[2]
+				}
 			}
 			{
 				s = $2
 				if ($1 in x)
 					s = (s == "PASS") ? "XPASS" : (s == "FAIL" ? "XFAIL" : s)
+				if (s == "SKIP" && ($1 in xskip))
+					s = "XSKIP"
 				n[s]++
 				if (cf != "")
 					printf "%s\t%s\n", $1, s > cf
 				if (s == "XFAIL" || s == "XPASS")
 					printf "  %-5s %s (%s: %s)\n", s, $1, file[$1], x[$1]
-				else if (s == "SKIP") {
-					# Skips are listed per suite at the end, counted when many.
+				else if (s == "SKIP")
+					printf "  SKIP  %s (unexpected: no qemu/xskip*.list names it)\n", $1
+				else if (s == "XSKIP") {
+					# Expected skips are listed per suite at the end, counted when many.
 					suite = $1
 					sub(/\..*/, "", suite)
 					if (!(suite in nskip))
 						skipped[ns++] = suite
 					if (nskip[suite]++ < 5)
-						skips[suite] = skips[suite] sprintf("  SKIP  %s\n", $1)
+						skips[suite] = skips[suite] sprintf("  XSKIP %s\n", $1)
 				} else if (s != "PASS")
 					printf "  %-5s %s\n", s, $1
 			}
@@ -113,11 +133,12 @@ verdict=0
 					if (nskip[suite] <= 5)
 						printf "%s", skips[suite]
 					else
-						printf "  SKIP  %s: %d cases (the console log has each with its reason)\n",
+						printf "  XSKIP %s: %d cases (the console log has each with its reason)\n",
 							suite, nskip[suite]
 				}
-				printf "cases: %d passed, %d failed, %d skipped, %d xfail, %d xpass, %d error\n",
-					n["PASS"], n["FAIL"], n["SKIP"], n["XFAIL"], n["XPASS"], n["ERROR"]
+				printf "cases: %d passed, %d failed, %d skipped, %d xfail, %d xpass, %d error, %d unexpected skip\n",
+					n["PASS"], n["FAIL"], n["SKIP"] + n["XSKIP"], n["XFAIL"], n["XPASS"],
+					n["ERROR"], n["SKIP"]
 			}' "$tmp/cases.tsv"
 		if [ ! -s "$tmp/cases.tsv" ]; then
 			echo "KTAP header but no test results"
@@ -136,14 +157,23 @@ if [ -n "$splats" ]; then
 elif [ -n "$timed_out" ]; then
 	verdict=3
 	echo "guest timed out" >> "$summary"
+elif hung=$(grep -a -m1 '^# harness: watchdog: ' "$log"); then
+	# The guest init's per-test watchdog named the test that hung and powered off.
+	verdict=3
+	echo "test ${hung#\# harness: watchdog: }" >> "$summary"
 elif [ "$verdict" -eq 0 ]; then
-	if echo "$last" | grep -qE '^cases: [1-9][0-9]* passed, 0 failed.* 0 xpass, 0 error$' &&
-	   grep -a -q '^# harness: done' "$log"; then
+	if echo "$last" | grep -qE '^cases: [1-9][0-9]* passed, 0 failed.* 0 xpass, 0 error, [0-9]+ unexpected skip$' &&
+	   grep -a -q '^# harness: done' "$log" &&
+	   { [ -n "$allow_skips" ] || echo "$last" | grep -q ', 0 unexpected skip$'; }; then
 		verdict=0
+		[ -z "$allow_skips" ] || echo "$last" | grep -q ', 0 unexpected skip$' ||
+			echo "unexpected skips allowed (--allow-skips)" >> "$summary"
 	else
 		verdict=1
 		grep -a -q '^# harness: done' "$log" || echo "guest init did not finish" >> "$summary"
 		echo "$last" | grep -qE '^cases: [1-9]' || echo "no test case passed" >> "$summary"
+		[ -n "$allow_skips" ] || echo "$last" | grep -q ', 0 unexpected skip$' ||
+			echo "a case was skipped that no qemu/xskip*.list expects" >> "$summary"
 	fi
 fi
 names=("passed" "test failed" "kernel splat" "timeout" "no KTAP (boot failure)")

@@ -38,8 +38,9 @@ arches=$(expand_arches "${@:-x86_64}") || exit 64
 # without a reschedule point, which under TCG with kmemleak holds a CPU past the RCU stall
 # timeout (seen on x86_64: results/x86_64-debug.txt of 2026-11-30 16:19). The series does
 # not change mm/percpu.c, and mm/vmalloc.c only gains execmem at its end. Plain runs keep
-# the case.
+# the case. The guest init's per-test watchdog gets the boot timeout's factor (3 x 600 s).
 debug_args="test_vmalloc.test_loop_count=100 test_vmalloc.run_test_mask=$((1023 & ~128))"
+debug_args="$debug_args harness.test_timeout=1800"
 [ -z "$debug" ] || extra="$debug_args${extra:+ $extra}"
 ks_lock
 

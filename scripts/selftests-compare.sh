@@ -71,7 +71,7 @@ verdict=0
 				awk -F'\t' -v r="$r." -v a="$a" -v rn="$r" -v k="$k" '
 					index($1, r) == 1 { n[$2]++ }
 					END { printf "| %s | %s | %s | %d | %d | %d | %d | %d |\n", a, rn, k,
-						n["PASS"], n["FAIL"] + n["ERROR"], n["SKIP"], n["XFAIL"], n["XPASS"] }' \
+						n["PASS"], n["FAIL"] + n["ERROR"], n["SKIP"] + n["XSKIP"], n["XFAIL"], n["XPASS"] }' \
 					"$tmp/$a-$k.cases"
 			done
 		done

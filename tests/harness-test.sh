@@ -70,7 +70,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 31
+ktap_plan 37
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -82,6 +82,14 @@ expect report_no_ktap 4 'no KTAP' "$R/scripts/report.sh" "$F/noktap.log"
 expect report_skips_boot_ktap 0 'cases: 6 passed, 0 failed' "$R/scripts/report.sh" "$F/boot-ktap.log"
 expect report_xpass_fails 1 'XPASS +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/xpass.log"
+expect report_unexpected_skip_fails 1 'SKIP +execmem_kunit \(unexpected: no qemu/xskip' \
+	"$R/scripts/report.sh" "$F/skip.log"
+expect report_skips_allowed 0 'unexpected skips allowed' \
+	"$R/scripts/report.sh" --allow-skips "$F/skip.log"
+grep -v 'execmem_kunit' "$F/skip.log" | sed 's/^1\.\.4$/1..3/; s/^ok 4 kmemleak$/ok 3 kmemleak/' \
+	> "$tmp/xskip.log"
+expect report_expected_skip_passes 0 'XSKIP kmemleak.kmemleak_scan' \
+	"$R/scripts/report.sh" "$tmp/xskip.log"
 expect bad_arch_boot 64 'valid names: .*x86_64.*arm64.*riscv64|valid names: .*arm64.*riscv64.*x86_64' \
 	"$R/scripts/boot.sh" no_such_arch
 expect bad_arch_run 64 'unknown ARCH .sparc.' "$R/scripts/run.sh" sparc
@@ -199,6 +207,26 @@ sed 's/ zlib_1.2.13.dfsg-1.debian.tar.xz / zlib_1.2.13.dfsg-0.debian.tar.xz /' "
 	> "$tmp/missing.conf"
 expect fetch_sources_missing_file 1 'zlib 1:1.2.13.dfsg-1: .*zlib_1.2.13.dfsg-0.debian.tar.xz could not be downloaded' \
 	env KSERIES_CACHE="$tmp/fetch-cache" "$R/scripts/fetch-sources.sh" --list "$tmp/missing.conf" zlib
+
+# A guest program's exit status counts: one that crashes after its last result, or exits
+# non-zero with every result passed, fails one more case, exit_status (qemu/guest/init.c).
+program_exit() {
+	gcc -O2 -Wall -Wextra -Werror -o "$tmp/str" "$R/tests/selftest_report.c" || return 2
+	"$tmp/str" ktap "$F/program.out" "$F/program.err" "$1" > "$tmp/program.ktap"
+	echo "reporter exit $?"
+	{ python3 "$(. "$R/scripts/lib.sh" && echo "$KS_SRC")/tools/testing/kunit/kunit.py" \
+		parse "$tmp/program.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
+}
+# program_exit with its output on one line, for patterns that span lines.
+program_exit_flat() {
+	program_exit "$@" | tr '\n' ' '
+}
+
+expect program_exit_0_passes 0 'reporter exit 0$' program_exit 0
+expect program_segfault_after_results 0 'reporter exit 1 .*killed by signal 11.*\[FAILED\] exit_status.*Ran 3 tests: passed: 1, failed: 1, skipped: 1' \
+	program_exit_flat 139
+expect program_exit_1_without_failure 0 'reporter exit 1 .*exited with status 1 although.*Ran 3 tests: passed: 1, failed: 1' \
+	program_exit_flat 1
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"

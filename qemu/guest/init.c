@@ -37,12 +37,19 @@
  * arguments, as modprobe does; harness.only=NAME[,NAME...] runs only the named tests (a
  * name tests.list does not have is reported "not ok"; an empty list runs nothing).
  * harness.list=LIST reads /etc/LIST.list instead of /etc/tests.list (qemu/guest/LIST.list,
- * e.g. bench: benchmarks, which ordinary runs leave out).
+ * e.g. bench: benchmarks, which ordinary runs leave out; planted: the planted failures of
+ * tests/planted-test.sh).
+ *
+ * A watchdog bounds every test: after harness.test_timeout=SECONDS (default
+ * DEFAULT_TEST_TIMEOUT; 0: none) it prints "# harness: watchdog: NAME ..." naming the test
+ * that hangs, asks the kernel for its blocked tasks (sysrq w, where built) and powers the
+ * machine off, so that a hang costs that long, not the whole boot timeout, and names itself.
  *
  * Keep the console quiet (loglevel=5) so that only warnings and worse interleave with KTAP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +63,7 @@
 #include <unistd.h>
 
 #define MAX_TESTS	64
+#define DEFAULT_TEST_TIMEOUT	600	/* seconds; test_bpf, the longest, takes 150 under TCG */
 #define MAX_CASES	256
 #define MAX_DIAG	40
 #define LINE_MAX_LEN	1024
@@ -428,12 +436,61 @@ static int report_summary(int num, const struct test *t, const char *log, int re
 	return ok;
 }
 
-/* ktap: nest the module's own KTAP output; passes if every top-level result is "ok". */
+/*
+ * exit_agrees - whether a test's exit status agrees with the results it reported
+ * @ret: the program's exit status, 128 + the signal that killed it (run_program()), or a
+ *       module's load result (0 or -errno)
+ * @failed: whether any of its results failed
+ *
+ * A program killed by a signal (a crash after its last result), or one that exited non-zero
+ * although every result passed, has failed in a way its results do not show.
+ *
+ * Return: 1 if the status agrees with the results, 0 if it is a failure of its own.
+ */
+static int exit_agrees(int ret, int failed)
+{
+	return ret == 0 || (ret > 0 && ret < 128 && failed);
+}
+
+/* Say on the console how @t ended with @ret, for a result that exit_agrees() refused. */
+static void exit_diag(const struct test *t, int ret)
+{
+	if (ret >= 128)
+		out("    # %s: killed by signal %d (%s)\n", t->name, ret - 128, strsignal(ret - 128));
+	else if (ret > 0)
+		out("    # %s: exited with status %d although no result failed\n", t->name, ret);
+	else
+		out("    # %s: returned %d (%s) although no result failed\n", t->name, ret,
+		    strerror(-ret));
+}
+
+/*
+ * ktap: nest the module's or program's own KTAP output; passes if every top-level result
+ * is "ok" and its exit status agrees (exit_agrees()); otherwise one more case, exit_status,
+ * fails, and the nested plan counts it.
+ */
 static int report_ktap(int num, const struct test *t, const char *log, int ret)
 {
 	char *copy = strdup(log), *line, *save;
-	int started = 0, results = 0, ok = 1;
+	int started = 0, results = 0, ok = 1, plan = -1, bad_exit;
 
+	/* First pass: the top-level results, to know whether exit_status is added. */
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!started) {
+			started = strstr(line, "TAP version") != NULL;
+			continue;
+		}
+		if (!strncmp(line, "not ok ", 7))
+			ok = 0;
+		else if (plan < 0 && sscanf(line, "1..%d", &plan) != 1)
+			plan = -1;
+	}
+	free(copy);
+	bad_exit = started && !exit_agrees(ret, !ok);
+
+	copy = strdup(log);
+	started = 0;
+	ok = 1;
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!started && !strstr(line, "KTAP version") && !strstr(line, "TAP version"))
 			continue;
@@ -441,6 +498,12 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 			line = strstr(line, "TAP version") - (strstr(line, "KTAP version") ? 1 : 0);
 			out("    %s\n    # Subtest: %s\n", line, t->name);
 			started = 1;
+			continue;
+		}
+		if (bad_exit && plan >= 0 && !strncmp(line, "1..", 3)) {
+			out("    1..%d\n", plan + 1);
+			bad_exit = 2;	/* the plan is printed once */
+			plan = -1;
 			continue;
 		}
 		out("    %s\n", line);
@@ -452,6 +515,11 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 		}
 	}
 	free(copy);
+	if (bad_exit) {
+		exit_diag(t, ret);
+		out("    not ok %d exit_status\n", results + 1);
+		ok = 0;
+	}
 	if (!results) {
 		out("# %s: no KTAP results in its output; it returned %d\n", t->name, ret);
 		ok = 0;
@@ -644,7 +712,8 @@ static int report_test_verifier(int num, const struct test *t, char *log, const 
 				out("not ok %d %s # out of memory\n", num, t->name);
 				return 0;
 			}
-			summary_ok = sp == n[TV_PASS] && ss == n[TV_SKIP] && sf == n[TV_FAIL];
+			summary_ok = sp == n[TV_PASS] && ss == n[TV_SKIP] && sf == n[TV_FAIL] &&
+				     exit_agrees(ret, sf > 0) && (ret != 0) == (sf > 0);
 			out("    KTAP version 1\n    # Subtest: %s\n    1..%ld\n", t->name,
 			    total + !summary_ok);
 		}
@@ -763,7 +832,8 @@ static int report_test_progs(int num, const struct test *t, char *log, const cha
 			tests_failed += status == TP_FAIL;
 		}
 	}
-	summary_ok = sp == tests_ok && sf == tests_failed && (ret != 0) == (sf > 0);
+	summary_ok = sp == tests_ok && sf == tests_failed && exit_agrees(ret, sf > 0) &&
+		     (ret != 0) == (sf > 0);
 	out("    KTAP version 1\n    # Subtest: %s\n    1..%ld\n", t->name, ncases + !summary_ok);
 	for (i = 0; i < nlines; i++) {
 		if (res[i] == TP_NONE)
@@ -985,10 +1055,58 @@ static void run_test(int num, const struct test *t)
 	free(err);
 }
 
+/**
+ * watchdog_start - start the watchdog of one test
+ * @t: the test about to run
+ * @limit: seconds it may take; 0 or less: no watchdog
+ *
+ * Forks a child that sleeps @limit seconds, then names @t on the console, dumps the blocked
+ * tasks through /proc/sysrq-trigger when the kernel has it, and powers the machine off: a
+ * test that hangs (in user space or in the kernel) ends the boot at once with its name.
+ *
+ * Return: the child's pid for watchdog_stop(), or -1 if there is none (@limit <= 0, or fork
+ * failed: said on the console).
+ */
+static pid_t watchdog_start(const struct test *t, int limit)
+{
+	pid_t pid;
+	int fd;
+
+	if (limit <= 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		out("# harness: no watchdog for %s: fork: %s\n", t->name, strerror(errno));
+	if (pid)
+		return pid;
+	sleep(limit);
+	out("# harness: watchdog: %s still running after %d s (harness.test_timeout); powering off\n",
+	    t->name, limit);
+	fd = open("/proc/sysrq-trigger", O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, "w", 1) != 1)
+			out("# harness: sysrq w: %s\n", strerror(errno));
+		close(fd);
+	}
+	sync();
+	reboot(RB_POWER_OFF);
+	_exit(1);
+}
+
+/* Stop the watchdog @pid of watchdog_start() (nothing for -1) and reap it. */
+static void watchdog_stop(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 int main(void)
 {
 	static struct test tests[MAX_TESTS];
-	int n, i;
+	int n, i, limit = DEFAULT_TEST_TIMEOUT;
+	char val[32];
 
 	mount("proc", "/proc", "proc", 0, NULL);
 	mount("sysfs", "/sys", "sysfs", 0, NULL);
@@ -996,11 +1114,17 @@ int main(void)
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	read_file("/proc/cmdline", cmdline, sizeof(cmdline));
 
+	if (cmdline_get("harness.test_timeout", val, sizeof(val)))
+		limit = atoi(val);
 	n = load_tests(tests);
 	/* The marker lets the report skip KTAP that built-in KUnit printed during boot. */
 	out("# harness: guest init\nKTAP version 1\n1..%d\n", n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		pid_t wd = watchdog_start(&tests[i], limit);
+
 		run_test(i + 1, &tests[i]);
+		watchdog_stop(wd);
+	}
 	out("# harness: done\n");
 
 	sync();
