@@ -18,6 +18,8 @@ Options:
   --timeout SECONDS  wall-clock limit (default: TIMEOUT from qemu/arch/ARCH.conf)
   --log FILE         console log (default: \$KSERIES_CACHE/out/ARCH/console.log)
   --allow-skips      a skip no qemu/xskip*.list names does not fail the run (scripts/report.sh)
+  -v, --verbose      also copy the console to standard error as it comes (make V=1; the
+                     environment variable V=1 does the same)
   -h, --help         show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -26,6 +28,7 @@ extra=
 timeout=
 log=
 allow_skips=
+verbose=${V:-0}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--allow-skips) allow_skips=--allow-skips ;;
+	-v|--verbose) verbose=1 ;;
 	-*) echo "$usage" >&2; exit 64 ;;
 	*) break ;;
 	esac
@@ -60,7 +64,12 @@ note "booting $ARCH_NAME (timeout ${timeout}s): ${qemu[*]}"
 start=$(date +%s)
 rc=0
 # --foreground: QEMU stays in our process group, so Ctrl-C stops it at once.
-timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1 || rc=$?
+if [ "$verbose" = 1 ]; then
+	timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null 2>&1 | tee "$log" >&2 ||
+		rc=${PIPESTATUS[0]}
+else
+	timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1 || rc=$?
+fi
 note "QEMU exited with $rc after $(($(date +%s) - start))s; console log: $log"
 timed_out=
 case $rc in
