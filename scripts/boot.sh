@@ -8,8 +8,9 @@ QEMU TCG, as qemu/arch/ARCH.conf describes it (-no-reboot, panic=-1, SMP CPUs), 
 console log, and judge it with scripts/report.sh. Exit codes:
   0  all tests passed            3  wall-clock timeout
   1  a test failed               4  no KTAP at all (boot failure)
-  2  kernel panic, oops, BUG, WARN, KASAN, lockdep, RCU stall or hung-task splat
-  5  harness or build error (here: QEMU itself failed)
+  2  kernel panic, oops, BUG, WARN, KASAN, lockdep, RCU stall or hung-task splat, or QEMU
+     stopped by the guest (a TCG fatal error)
+  5  harness or build error (here: QEMU failed to start the guest)
  64  usage error (for example an unknown ARCH; the message lists the valid names)
 
 Options:
@@ -75,12 +76,10 @@ timed_out=
 case $rc in
 0) ;;
 124|137) timed_out=--timed-out ;;
-*)
-	# A guest that panics or powers off makes QEMU exit 0 (-no-reboot); any other code
-	# is QEMU itself failing (missing binary, bad machine or firmware), not the kernel.
-	tail -5 "$log" >&2
-	echo "verdict: 5 (harness error: QEMU exited with $rc)"
-	exit 5
-	;;
+# A guest that panics or powers off makes QEMU exit 0 (-no-reboot); any other code is QEMU
+# failing: report.sh tells a guest that made it fail (a TCG fatal error on code the JIT
+# wrote) from QEMU failing to start (missing binary, bad machine or firmware).
+*) timed_out="--qemu-exit $rc" ;;
 esac
+# shellcheck disable=SC2086 # options or nothing
 exec "$KS_ROOT/scripts/report.sh" $timed_out $allow_skips --arch "$ARCH_NAME" "$log"

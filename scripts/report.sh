@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-usage="usage: report.sh [-h|--help] [--timed-out] [--allow-skips] [--arch NAME] [--out FILE]
-                 [--cases FILE] CONSOLE_LOG
+usage="usage: report.sh [-h|--help] [--timed-out | --qemu-exit CODE] [--allow-skips] [--arch NAME]
+                 [--out FILE] [--cases FILE] CONSOLE_LOG
 
 Judge one guest console log: scan it for kernel splats (qemu/splat.patterns), parse its KTAP
 with the kernel's own tools/testing/kunit/kunit.py parse (from the base tree), apply the
@@ -11,11 +11,16 @@ summary (and write it to FILE with --out). A skipped case that no expected-skip 
 (a test missing from the build, a program that gave up) fails the run: listed as
 'SKIP ... (unexpected: no qemu/xskip*.list names it)'.
 Exit codes as scripts/boot.sh: 0 passed (at least one case passed, none failed, every skip
-expected), 1 test failed, unexpected skip or nothing passed, 2 splat, 3 timeout (the boot's,
-or a test's: the guest init's watchdog names it), 4 no KTAP.
+expected), 1 test failed, unexpected skip or nothing passed, 2 splat (also: QEMU stopped by
+the guest), 3 timeout (the boot's, or a test's: the guest init's watchdog names it), 4 no
+KTAP, 5 QEMU failed before the guest ran.
 
 Options:
   --timed-out  the guest was stopped by the wall-clock timeout
+  --qemu-exit CODE  QEMU exited with CODE (not 0, not the timeout's): a guest fault when the
+               log shows the guest ran (the guest init's marker) or a TCG fatal error
+               ('qemu: fatal:', code the guest made QEMU give up on), verdict 2; otherwise
+               QEMU did not start the guest, verdict 5
   --allow-skips  unexpected skips do not fail the run (the unpatched base and the per-patch
                matrix, whose early patches lack the tests of later ones)
   --arch NAME  arch name for the summary header
@@ -27,6 +32,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 timed_out=
+qemu_exit=
 allow_skips=
 arch=
 outfile=
@@ -36,6 +42,7 @@ while [ $# -gt 0 ]; do
 	-h|--help) echo "$usage"; exit 0 ;;
 	--timed-out) timed_out=1 ;;
 	--allow-skips) allow_skips=1 ;;
+	--qemu-exit) [ $# -ge 2 ] || { echo "$usage" >&2; exit 64; }; qemu_exit=$2; shift ;;
 	--arch) arch=$2; shift ;;
 	--out) outfile=$2; shift ;;
 	--cases) casefile=$2; shift ;;
@@ -151,7 +158,18 @@ verdict=0
 } > "$summary"
 
 last=$(grep '^cases:' "$summary" || true)
-if [ -n "$splats" ]; then
+if [ -n "$qemu_exit" ] && [ -z "$splats" ] &&
+   ! grep -a -q -e '^# harness: guest init' -e '^qemu: fatal:' "$log"; then
+	verdict=5
+	{ echo "QEMU exited with $qemu_exit before the guest ran (harness error):"
+	  tail -5 "$log" | sed 's/^/  /'; } >> "$summary"
+elif [ -n "$qemu_exit" ]; then
+	verdict=2
+	{ echo "QEMU exited with $qemu_exit while the guest ran (a guest fault):"
+	  { grep -a -m3 '^qemu: fatal:' "$log" || tail -3 "$log"; } | sed 's/^/  /'
+	  [ -z "$splats" ] || { echo "kernel splat(s):"; echo "$splats" | sed 's/^/  /'; }
+	} >> "$summary"
+elif [ -n "$splats" ]; then
 	verdict=2
 	{ echo "kernel splat(s):"; echo "$splats" | sed 's/^/  /'; } >> "$summary"
 elif [ -n "$timed_out" ]; then
@@ -176,7 +194,7 @@ elif [ "$verdict" -eq 0 ]; then
 			echo "a case was skipped that no qemu/xskip*.list expects" >> "$summary"
 	fi
 fi
-names=("passed" "test failed" "kernel splat" "timeout" "no KTAP (boot failure)")
+names=("passed" "test failed" "kernel splat or guest fault" "timeout" "no KTAP (boot failure)" "harness error")
 echo "verdict: $verdict (${names[$verdict]})" >> "$summary"
 cat "$summary"
 [ -z "$outfile" ] || cp "$summary" "$outfile"
