@@ -52,8 +52,7 @@ done
 
 git() { command git -C "$KS_SRC" "$@"; }
 stamp=$KS_CACHE/applied.$branch
-want=$( { echo "$(git rev-parse base)"; for n in "${names[@]}"; do sha256sum < "$pdir/$n"; done; } |
-	sha256sum | cut -d' ' -f1)
+want=$(applied_key "$pdir" "${names[@]}")
 if [ -f "$stamp" ] && [ "$(cut -d' ' -f1 "$stamp")" = "$want" ] &&
    [ "$(git rev-parse -q --verify "refs/heads/$branch" || true)" = "$(cut -d' ' -f2 "$stamp")" ] &&
    [ "$(git symbolic-ref -q HEAD || true)" = "refs/heads/$branch" ] &&

@@ -38,4 +38,11 @@ for p in "$tmp"/*.patch; do
 	cp "$p" "$pdir/"
 	echo "${p##*/}" >> "$series"
 done
+# The branch is now what scripts/apply.sh would make of the exported series: record it as
+# applied, so that the next make builds it instead of refusing to replace it.
+if [ "$pdir" = "$KS_ROOT/patches" ]; then
+	mapfile -t names < <(series_names "$series")
+	echo "$(applied_key "$pdir" "${names[@]}") $(command git -C "$KS_SRC" rev-parse "$branch")" \
+		> "$KS_CACHE/applied.$branch"
+fi
 note "exported $(wc -l < "$series") patch(es) from base..$branch to $pdir"

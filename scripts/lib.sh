@@ -103,6 +103,19 @@ series_names() {
 	sed -e 's/#.*//' "$1" | awk 'NF { print $1 }'
 }
 
+# applied_key PDIR NAME...: what scripts/apply.sh records in $KS_CACHE/applied.BRANCH for
+# the patches PDIR/NAME... applied on the base: a hash of the base commit and the patches'
+# contents. scripts/export.sh records it too, for the branch it exported, whose commits
+# then are what applying the exported patches makes.
+applied_key() {
+	local pdir=$1 n
+	shift
+	{
+		command git -C "$KS_SRC" rev-parse base
+		for n in "$@"; do sha256sum < "$pdir/$n"; done
+	} | sha256sum | cut -d' ' -f1
+}
+
 # patch_subject FILE: the patch mail's subject as git am takes it (folded lines joined, the
 # [PATCH k/N] tag dropped), by git mailinfo.
 patch_subject() {

@@ -70,7 +70,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 37
+ktap_plan 40
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -90,6 +90,10 @@ grep -v 'execmem_kunit' "$F/skip.log" | sed 's/^1\.\.4$/1..3/; s/^ok 4 kmemleak$
 	> "$tmp/xskip.log"
 expect report_expected_skip_passes 0 'XSKIP kmemleak.kmemleak_scan' \
 	"$R/scripts/report.sh" "$tmp/xskip.log"
+expect report_qemu_fatal_is_guest_fault 2 'QEMU exited with 134 while the guest ran.*' \
+	"$R/scripts/report.sh" --qemu-exit 134 "$F/qemu-fatal.log"
+expect report_qemu_no_start_is_harness_error 5 'QEMU exited with 1 before the guest ran' \
+	"$R/scripts/report.sh" --qemu-exit 1 "$F/qemu-nostart.log"
 expect bad_arch_boot 64 'valid names: .*x86_64.*arm64.*riscv64|valid names: .*arm64.*riscv64.*x86_64' \
 	"$R/scripts/boot.sh" no_such_arch
 expect bad_arch_run 64 'unknown ARCH .sparc.' "$R/scripts/run.sh" sparc
@@ -132,6 +136,30 @@ export_round_trip() {
 		[ "$(wc -l < "$tmp/export/series")" -eq 3 ]
 }
 expect export_round_trip 0 'exported 3 patch' export_round_trip
+
+# README's patch workflow: commit on the applied branch, export.sh it, and the next apply
+# (make) takes the branch as applied instead of refusing to replace it. Run from a copy of
+# the scripts whose patches/ is a fixture series, on a scratch branch.
+export_then_apply() {
+	local repo=$tmp/workflow src rc=0
+	src=$(. "$R/scripts/lib.sh" && echo "$KS_SRC")
+	mkdir -p "$repo/patches"
+	cp -r "$R/scripts" "$R/base.conf" "$repo/"
+	cp "$B"/*.patch "$repo/patches/"
+	cp "$B/series" "$repo/series"
+	"$repo/scripts/apply.sh" --branch workflow-test --force || return 2
+	echo "workflow" >> "$src/lib/test_vmalloc.c"
+	git -C "$src" -c user.name=t -c user.email=t@invalid commit -q -am "lib: workflow test" ||
+		rc=3
+	[ "$rc" != 0 ] || "$repo/scripts/export.sh" workflow-test || rc=4
+	[ "$rc" != 0 ] || [ "$(wc -l < "$repo/series")" -eq 4 ] || rc=5
+	[ "$rc" != 0 ] || "$repo/scripts/apply.sh" --branch workflow-test || rc=$?
+	git -C "$src" checkout -q --detach
+	git -C "$src" branch -q -D workflow-test
+	rm -f "$(. "$R/scripts/lib.sh" && echo "$KS_CACHE")/applied.workflow-test"
+	return "$rc"
+}
+expect export_then_apply 0 '4 patch\(es\) already applied on branch workflow-test' export_then_apply
 
 # Applying patches whose result the base tree already has checked out (here: patch 1 again,
 # on another branch) rewrites no file, so make keeps the objects built from it.
