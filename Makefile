@@ -7,7 +7,7 @@ APPEND =
 FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
-.PHONY: all run debug nommu check harness-test base apply export quilt-check deps bisect bisect-verify lint \
+.PHONY: all run debug nommu check check-full harness-test base apply export quilt-check deps bisect bisect-verify lint \
 	cover-letter send maintainers bench-percpu bench-batch bench-execmem bench-bpf-load \
 	selftests-compare help
 
@@ -21,6 +21,9 @@ debug:
 
 check:
 	scripts/check.sh
+
+check-full:
+	scripts/check.sh --full
 
 harness-test:
 	tests/harness-test.sh
