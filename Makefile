@@ -3,6 +3,10 @@
 # ARCH from the command line only (make ARCH=arm64): an ARCH exported in the environment,
 # as kernel developers often have, does not leak in. bisect defaults to all arches.
 ARCH = x86_64
+# Command-line variables (ARCH=riscv64, V=1) reach the scripts through the environment only:
+# in MAKEFLAGS they would override the kernel's own ARCH=riscv and V in every make the
+# scripts run (kbuild, merge_config.sh, the selftests).
+MAKEOVERRIDES :=
 APPEND =
 FROM =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)

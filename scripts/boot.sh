@@ -66,8 +66,17 @@ start=$(date +%s)
 rc=0
 # --foreground: QEMU stays in our process group, so Ctrl-C stops it at once.
 if [ "$verbose" = 1 ]; then
-	timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null 2>&1 | tee "$log" >&2 ||
-		rc=${PIPESTATUS[0]}
+	# warn-nopipe: a closed terminal does not stop the copy into the log.
+	set +e
+	timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null 2>&1 |
+		tee --output-error=warn-nopipe "$log" >&2
+	st=("${PIPESTATUS[@]}")
+	set -e
+	rc=${st[0]} tee_rc=${st[1]}
+	[ "$tee_rc" -eq 0 ] || {
+		echo "verdict: 5 (harness error: tee exited with $tee_rc; $log may be incomplete)"
+		exit 5
+	}
 else
 	timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null > "$log" 2>&1 || rc=$?
 fi
@@ -82,4 +91,5 @@ case $rc in
 *) timed_out="--qemu-exit $rc" ;;
 esac
 # shellcheck disable=SC2086 # options or nothing
-exec "$KS_ROOT/scripts/report.sh" $timed_out $allow_skips --arch "$ARCH_NAME" "$log"
+exec "$KS_ROOT/scripts/report.sh" $timed_out $allow_skips ${KSERIES_DEBUG:+--debug} \
+	--arch "$ARCH_NAME" "$log"

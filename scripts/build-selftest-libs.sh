@@ -39,6 +39,7 @@ fi
 
 # shellcheck disable=SC2086 # one word per package
 dscs=$("$KS_ROOT/scripts/fetch-sources.sh" $SELFTEST_SRC_PKGS) || exit 1
+mapfile -t dscs <<< "$dscs"
 work=$KS_CACHE/sysroot/src-$BUILD_NAME
 rm -rf "$root" "$work"
 mkdir -p "$root/include" "$root/lib" "$work"
@@ -46,7 +47,7 @@ trap 'rm -rf "$work"' EXIT
 log=$KS_CACHE/sysroot/build-$BUILD_NAME.log
 : > "$log"
 note "$ARCH_NAME: unpacking Debian sources:$want (log: $log)"
-for dsc in $dscs; do
+for dsc in "${dscs[@]}"; do
 	d=${dsc##*/}
 	(cd "$work" && dpkg-source -x "$dsc" "${d%%_*}") >> "$log" 2>&1 ||
 		die "dpkg-source -x $dsc failed (see $log)"

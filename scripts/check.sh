@@ -27,12 +27,16 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 full=
-case "${1:-}" in
--h|--help) echo "$usage"; exit 0 ;;
---full) full=1; shift ;;
--*) echo "$usage" >&2; exit 64 ;;
-esac
-arches=$(expand_arches "${@:-all}") || exit 64
+words=()
+for w in "$@"; do
+	case $w in
+	-h|--help) echo "$usage"; exit 0 ;;
+	--full) full=1 ;;
+	-*) echo "$usage" >&2; exit 64 ;;
+	*) words+=("$w") ;;
+	esac
+done
+arches=$(expand_arches "${words[@]:-all}") || exit 64
 ks_lock
 
 passed=0

@@ -38,11 +38,28 @@ for p in "$tmp"/*.patch; do
 	cp "$p" "$pdir/"
 	echo "${p##*/}" >> "$series"
 done
-# The branch is now what scripts/apply.sh would make of the exported series: record it as
-# applied, so that the next make builds it instead of refusing to replace it.
-if [ "$pdir" = "$KS_ROOT/patches" ]; then
+# When git am of the exported series gives the branch's tree (it does not when the branch
+# has merges or empty commits), the branch is what scripts/apply.sh would make of it: record
+# it as applied, so that the next make builds it instead of refusing to replace it.
+if [ "$series" = "$KS_ROOT/series" ]; then
+	ks_lock
 	mapfile -t names < <(series_names "$series")
-	echo "$(applied_key "$pdir" "${names[@]}") $(command git -C "$KS_SRC" rev-parse "$branch")" \
-		> "$KS_CACHE/applied.$branch"
+	wt=$KS_CACHE/apply-tree
+	base_worktree "$wt"
+	command git -C "$wt" am --abort >/dev/null 2>&1 || true
+	command git -C "$wt" checkout -q -f --detach base
+	same=1
+	for n in "${names[@]}"; do
+		command git -C "$wt" -c user.name=kseries -c user.email=kseries@invalid am --quiet \
+			--keep-cr "$pdir/$n" >/dev/null 2>&1 || { same=; break; }
+	done
+	command git -C "$wt" am --abort >/dev/null 2>&1 || true
+	if [ -n "$same" ] && [ "$(command git -C "$wt" rev-parse 'HEAD^{tree}')" = \
+		"$(command git -C "$KS_SRC" rev-parse "$branch^{tree}")" ]; then
+		echo "$(applied_key "$pdir" "${names[@]}") $(command git -C "$KS_SRC" rev-parse "$branch")" \
+			> "$KS_CACHE/applied.$branch"
+	else
+		note "the exported patches do not rebuild the tree of $branch; make will not take $branch as applied"
+	fi
 fi
 note "exported $(wc -l < "$series") patch(es) from base..$branch to $pdir"

@@ -13,14 +13,15 @@ summary (and write it to FILE with --out). A skipped case that no expected-skip 
 Exit codes as scripts/boot.sh: 0 passed (at least one case passed, none failed, every skip
 expected), 1 test failed, unexpected skip or nothing passed, 2 splat (also: QEMU stopped by
 the guest), 3 timeout (the boot's, or a test's: the guest init's watchdog names it), 4 no
-KTAP, 5 QEMU failed before the guest ran.
+KTAP, 5 QEMU failed (crashed on the host, or did not start).
 
 Options:
   --timed-out  the guest was stopped by the wall-clock timeout
   --qemu-exit CODE  QEMU exited with CODE (not 0, not the timeout's): a guest fault when the
-               log shows the guest ran (the guest init's marker) or a TCG fatal error
-               ('qemu: fatal:', code the guest made QEMU give up on), verdict 2; otherwise
-               QEMU did not start the guest, verdict 5
+               log has QEMU's TCG fatal error ('qemu: fatal:', code the guest made QEMU give
+               up on), verdict 2; otherwise a harness error (QEMU crashed or did not start),
+               verdict 5
+  --debug      a make debug run: qemu/xskip.debug.list (and xfail.debug.list) apply last
   --allow-skips  unexpected skips do not fail the run (the unpatched base and the per-patch
                matrix, whose early patches lack the tests of later ones)
   --arch NAME  arch name for the summary header
@@ -32,6 +33,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 timed_out=
+debug=
 qemu_exit=
 allow_skips=
 arch=
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
 	-h|--help) echo "$usage"; exit 0 ;;
 	--timed-out) timed_out=1 ;;
 	--allow-skips) allow_skips=1 ;;
+	--debug) debug=1 ;;
 	--qemu-exit) [ $# -ge 2 ] || { echo "$usage" >&2; exit 64; }; qemu_exit=$2; shift ;;
 	--arch) arch=$2; shift ;;
 	--out) outfile=$2; shift ;;
@@ -91,9 +94,11 @@ verdict=0
 		# Expected failures and skips of every arch, of the arch and its variants (x86_64,
 		# arm64 for arm64, arm64-vhe and arm64-smp4), of one variant: each line gets its
 		# file name.
+		# A variant's or the debug build's list may take back an expected skip of the
+		# lists before it with a line "!TEST<TAB>REASON": a job that exists to run a case.
 		for kind in xfail xskip; do
-			for f in $kind "$kind.${arch%%-*}" "$kind.$arch"; do
-				[ -n "$arch" ] || [ "$f" = $kind ] || continue
+			for f in $kind "$kind.${arch%%-*}" "$kind.$arch" ${debug:+$kind.debug}; do
+				[ -n "$arch" ] || [ "$f" = $kind ] || [ "$f" = $kind.debug ] || continue
 				[ -f "$KS_ROOT/qemu/$f.list" ] || continue
 				grep -v -e '^#' -e '^$' "$KS_ROOT/qemu/$f.list" | sed "s|\$|\tqemu/$f.list|" || true
 			done | awk '!seen[$0]++' > "$tmp/$kind"
@@ -107,7 +112,10 @@ verdict=0
 				}
 				while ((getline l < xs) > 0) {
 					split(l, f, "\t")
-					xskip[f[1]] = f[2]
+					if (f[1] ~ /^!/)
+						delete xskip[substr(f[1], 2)]
+					else
+						xskip[f[1]] = f[2]
 				}
 			}
 			{
@@ -158,23 +166,29 @@ verdict=0
 } > "$summary"
 
 last=$(grep '^cases:' "$summary" || true)
-if [ -n "$qemu_exit" ] && [ -z "$splats" ] &&
-   ! grep -a -q -e '^# harness: guest init' -e '^qemu: fatal:' "$log"; then
-	verdict=5
-	{ echo "QEMU exited with $qemu_exit before the guest ran (harness error):"
-	  tail -5 "$log" | sed 's/^/  /'; } >> "$summary"
-elif [ -n "$qemu_exit" ]; then
+if [ -n "$qemu_exit" ] && grep -a -q '^qemu: fatal:' "$log"; then
+	# TCG gave up on what the guest executed: a guest fault (bad JIT output).
 	verdict=2
-	{ echo "QEMU exited with $qemu_exit while the guest ran (a guest fault):"
-	  { grep -a -m3 '^qemu: fatal:' "$log" || tail -3 "$log"; } | sed 's/^/  /'
+	{ echo "QEMU stopped by the guest (exit $qemu_exit):"
+	  grep -a -m3 '^qemu: fatal:' "$log" | sed 's/^/  /'
 	  [ -z "$splats" ] || { echo "kernel splat(s):"; echo "$splats" | sed 's/^/  /'; }
+	} >> "$summary"
+elif [ -n "$qemu_exit" ]; then
+	# Any other exit (a QEMU crash or abort on the host, a missing binary or firmware) is
+	# not the guest's doing.
+	verdict=5
+	{ echo "QEMU exited with $qemu_exit (harness error; the log's last lines):"
+	  tail -5 "$log" | sed 's/^/  /'
+	  [ -z "$splats" ] || { echo "kernel splat(s) before it:"; echo "$splats" | sed 's/^/  /'; }
 	} >> "$summary"
 elif [ -n "$splats" ]; then
 	verdict=2
 	{ echo "kernel splat(s):"; echo "$splats" | sed 's/^/  /'; } >> "$summary"
 elif [ -n "$timed_out" ]; then
 	verdict=3
-	echo "guest timed out" >> "$summary"
+	running=$(sed -n -E 's/^# ([^ :]+): (running|loading|reading) .*/\1/p' "$log" | tail -1)
+	echo "guest timed out${running:+ in test $running (the last one the guest init started)}" \
+		>> "$summary"
 elif hung=$(grep -a -m1 '^# harness: watchdog: ' "$log"); then
 	# The guest init's per-test watchdog named the test that hung and powered off.
 	verdict=3

@@ -70,14 +70,14 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 40
+ktap_plan 43
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
 expect report_failing_test 1 'FAIL +test_bpf' "$R/scripts/report.sh" "$F/fail.log"
 expect report_panic 2 'Kernel panic' "$R/scripts/report.sh" "$F/panic.log"
 expect report_warn_with_passing_tests 2 'WARNING: ' "$R/scripts/report.sh" "$F/warn.log"
-expect report_timeout 3 'timed out' "$R/scripts/report.sh" --timed-out "$F/timeout.log"
+expect report_timeout 3 'timed out in test test_bpf' "$R/scripts/report.sh" --timed-out "$F/timeout.log"
 expect report_no_ktap 4 'no KTAP' "$R/scripts/report.sh" "$F/noktap.log"
 expect report_skips_boot_ktap 0 'cases: 6 passed, 0 failed' "$R/scripts/report.sh" "$F/boot-ktap.log"
 expect report_xpass_fails 1 'XPASS +test_vmalloc.align_shift_alloc_test' \
@@ -90,10 +90,20 @@ grep -v 'execmem_kunit' "$F/skip.log" | sed 's/^1\.\.4$/1..3/; s/^ok 4 kmemleak$
 	> "$tmp/xskip.log"
 expect report_expected_skip_passes 0 'XSKIP kmemleak.kmemleak_scan' \
 	"$R/scripts/report.sh" "$tmp/xskip.log"
-expect report_qemu_fatal_is_guest_fault 2 'QEMU exited with 134 while the guest ran.*' \
+expect report_qemu_fatal_is_guest_fault 2 'QEMU stopped by the guest \(exit 134\)' \
 	"$R/scripts/report.sh" --qemu-exit 134 "$F/qemu-fatal.log"
-expect report_qemu_no_start_is_harness_error 5 'QEMU exited with 1 before the guest ran' \
+expect report_qemu_no_start_is_harness_error 5 'QEMU exited with 1 \(harness error' \
 	"$R/scripts/report.sh" --qemu-exit 1 "$F/qemu-nostart.log"
+expect report_qemu_crash_is_harness_error 5 'QEMU exited with 139 \(harness error' \
+	"$R/scripts/report.sh" --qemu-exit 139 "$F/pass.log"
+# The x86_64-tcg1 variant exists to run attach_under_load: its list takes back the skip
+# qemu/xskip.x86_64.list allows; make debug (--debug) takes back kmemleak's.
+sed -e 's/^1\.\.2\r\?$/1..3/' -e 's/^# harness: done\r\?$/    KTAP version 1\n    # Subtest: bpf_batch\n    1..1\n    ok 1 attach_under_load # SKIP bpf_batch.load=1 runs it\nok 3 bpf_batch\n&/' \
+	"$F/pass.log" > "$tmp/tcg1-skip.log"
+expect report_variant_takes_back_skip 1 'SKIP +bpf_batch.attach_under_load \(unexpected' \
+	"$R/scripts/report.sh" --arch x86_64-tcg1 "$tmp/tcg1-skip.log"
+expect report_debug_takes_back_skip 1 'SKIP +kmemleak.kmemleak_scan \(unexpected' \
+	"$R/scripts/report.sh" --debug "$tmp/xskip.log"
 expect bad_arch_boot 64 'valid names: .*x86_64.*arm64.*riscv64|valid names: .*arm64.*riscv64.*x86_64' \
 	"$R/scripts/boot.sh" no_such_arch
 expect bad_arch_run 64 'unknown ARCH .sparc.' "$R/scripts/run.sh" sparc
@@ -217,27 +227,34 @@ expect test_verifier_report 0 'Ran 12 tests: passed: 6, failed: 2, skipped: 4' \
 expect test_progs_report 0 'Ran 10 tests: passed: 5, failed: 2, skipped: 3' \
 	selftest_report test_progs
 
-# The pinned Debian sources (sources.conf): every package downloads into an empty cache and
-# matches its pins, whatever versions this machine has installed; a changed sum or a file the
-# mirror lacks is an error naming the package and its version.
+# The pinned Debian sources (sources.conf): every package is fetched (from the mirror when
+# the cache lacks it) and every file checked against its pin on each run, whatever versions
+# this machine has installed; a changed sum or a file the mirror lacks is an error naming
+# the package and its version (those two against a local file:// pool made of the cached
+# files, so they need no network).
 fetch_all_pinned() {
 	local pkgs
 	pkgs=$(grep -v -e '^#' -e '^[[:space:]]*$' "$R/sources.conf" | awk '{print $1}' | sort -u)
 	# shellcheck disable=SC2086 # one word per package
-	KSERIES_CACHE=$tmp/fetch-cache "$R/scripts/fetch-sources.sh" $pkgs &&
+	"$R/scripts/fetch-sources.sh" $pkgs > "$tmp/dscs" && cat "$tmp/dscs" &&
 		echo "fetched and verified: $(echo $pkgs)"
 }
 expect fetch_sources_pinned 0 'fetched and verified: elfutils zlib' fetch_all_pinned
+mkdir -p "$tmp/pool/pool/main/z/zlib"
+cp "$(dirname "$(grep zlib_ "$tmp/dscs")")"/* "$tmp/pool/pool/main/z/zlib/" 2>/dev/null
 awk '$3 ~ /\.dsc$/ && $1 == "zlib" { $4 = "0" substr($4, 2) } 1' "$R/sources.conf" > "$tmp/sum.conf"
 expect fetch_sources_bad_sum 1 'zlib 1:1.2.13.dfsg-1: sha256 of zlib_1.2.13.dfsg-1.dsc is .*pins 0' \
-	env KSERIES_CACHE="$tmp/fetch-cache" "$R/scripts/fetch-sources.sh" --list "$tmp/sum.conf" zlib
+	env KSERIES_CACHE="$tmp/fetch-cache" DEBIAN_MIRROR="file://$tmp/pool" \
+	"$R/scripts/fetch-sources.sh" --list "$tmp/sum.conf" zlib
 sed 's/ zlib_1.2.13.dfsg-1.debian.tar.xz / zlib_1.2.13.dfsg-0.debian.tar.xz /' "$R/sources.conf" \
 	> "$tmp/missing.conf"
 expect fetch_sources_missing_file 1 'zlib 1:1.2.13.dfsg-1: .*zlib_1.2.13.dfsg-0.debian.tar.xz could not be downloaded' \
-	env KSERIES_CACHE="$tmp/fetch-cache" "$R/scripts/fetch-sources.sh" --list "$tmp/missing.conf" zlib
+	env KSERIES_CACHE="$tmp/fetch-cache" DEBIAN_MIRROR="file://$tmp/pool" \
+	"$R/scripts/fetch-sources.sh" --list "$tmp/missing.conf" zlib
 
-# A guest program's exit status counts: one that crashes after its last result, or exits
-# non-zero with every result passed, fails one more case, exit_status (qemu/guest/init.c).
+# A guest program's exit status counts: one that crashes after its last result (status 267:
+# killed by signal 11, as run_program() encodes it), or exits non-zero with every result
+# passed, fails one more case, exit_status (qemu/guest/init.c).
 program_exit() {
 	gcc -O2 -Wall -Wextra -Werror -o "$tmp/str" "$R/tests/selftest_report.c" || return 2
 	"$tmp/str" ktap "$F/program.out" "$F/program.err" "$1" > "$tmp/program.ktap"
@@ -252,7 +269,7 @@ program_exit_flat() {
 
 expect program_exit_0_passes 0 'reporter exit 0$' program_exit 0
 expect program_segfault_after_results 0 'reporter exit 1 .*killed by signal 11.*\[FAILED\] exit_status.*Ran 3 tests: passed: 1, failed: 1, skipped: 1' \
-	program_exit_flat 139
+	program_exit_flat 267
 expect program_exit_1_without_failure 0 'reporter exit 1 .*exited with status 1 although.*Ran 3 tests: passed: 1, failed: 1' \
 	program_exit_flat 1
 

@@ -6,7 +6,7 @@
  *
  * Prints, as KTAP, what qemu/guest/init.c would print for a run of the runner (or, for
  * ktap, of a guest program printing KTAP) whose standard output and error were these files
- * (tests/fixtures/RUNNER.out and .err) and whose exit status was STATUS (default 1; 128 + N:
+ * (tests/fixtures/RUNNER.out and .err) and whose exit status was STATUS (default 1; 256 + N:
  * killed by signal N), so that tests/harness-test.sh can check report_test_verifier(),
  * report_test_progs() and report_ktap() with kunit.py without booting. Exits 0 if the
  * reporter passed the run, 1 if it failed it, 2 on a usage error.

@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -63,6 +64,8 @@
 #include <unistd.h>
 
 #define MAX_TESTS	64
+#define SYSLOG_ACTION_CONSOLE_LEVEL	8	/* klogctl(2); glibc has no name for it */
+#define KILLED_BY	256	/* run_program()'s status of a program killed by signal N: 256 + N */
 #define DEFAULT_TEST_TIMEOUT	600	/* seconds; test_bpf, the longest, takes 150 under TCG */
 #define MAX_CASES	256
 #define MAX_DIAG	40
@@ -438,25 +441,27 @@ static int report_summary(int num, const struct test *t, const char *log, int re
 
 /*
  * exit_agrees - whether a test's exit status agrees with the results it reported
- * @ret: the program's exit status, 128 + the signal that killed it (run_program()), or a
- *       module's load result (0 or -errno)
+ * @ret: the program's exit status, KILLED_BY + the signal that killed it (run_program()),
+ *       or a module's load result (0 or -errno)
  * @failed: whether any of its results failed
  *
- * A program killed by a signal (a crash after its last result), or one that exited non-zero
- * although every result passed, has failed in a way its results do not show.
+ * A program killed by a signal (a crash after its last result), or one that ended with a
+ * non-zero status although every result passed, has failed in a way its results do not
+ * show.
  *
  * Return: 1 if the status agrees with the results, 0 if it is a failure of its own.
  */
 static int exit_agrees(int ret, int failed)
 {
-	return ret == 0 || (ret > 0 && ret < 128 && failed);
+	return ret == 0 || (ret < KILLED_BY && failed);
 }
 
 /* Say on the console how @t ended with @ret, for a result that exit_agrees() refused. */
 static void exit_diag(const struct test *t, int ret)
 {
-	if (ret >= 128)
-		out("    # %s: killed by signal %d (%s)\n", t->name, ret - 128, strsignal(ret - 128));
+	if (ret >= KILLED_BY)
+		out("    # %s: killed by signal %d (%s)\n", t->name, ret - KILLED_BY,
+		    strsignal(ret - KILLED_BY));
 	else if (ret > 0)
 		out("    # %s: exited with status %d although no result failed\n", t->name, ret);
 	else
@@ -953,7 +958,7 @@ static char *run_program(const char *path, const char *args, const char *dir, in
 	free(copy);
 	*ret = -ECHILD;
 	if (pid > 0 && waitpid(pid, &status, 0) == pid)
-		*ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		*ret = WIFEXITED(status) ? WEXITSTATUS(status) : KILLED_BY + WTERMSIG(status);
 	return log;
 }
 
@@ -1082,6 +1087,8 @@ static pid_t watchdog_start(const struct test *t, int limit)
 	sleep(limit);
 	out("# harness: watchdog: %s still running after %d s (harness.test_timeout); powering off\n",
 	    t->name, limit);
+	/* sysrq's task dump prints at KERN_INFO, below the guest's loglevel=5. */
+	klogctl(SYSLOG_ACTION_CONSOLE_LEVEL, NULL, 8);
 	fd = open("/proc/sysrq-trigger", O_WRONLY);
 	if (fd >= 0) {
 		if (write(fd, "w", 1) != 1)
@@ -1114,8 +1121,16 @@ int main(void)
 	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	read_file("/proc/cmdline", cmdline, sizeof(cmdline));
 
-	if (cmdline_get("harness.test_timeout", val, sizeof(val)))
-		limit = atoi(val);
+	if (cmdline_get("harness.test_timeout", val, sizeof(val))) {
+		char *end;
+
+		limit = strtol(val, &end, 10);
+		if (end == val || *end || limit < 0) {
+			out("# harness: harness.test_timeout=%s is not a number of seconds; using %d\n",
+			    val, DEFAULT_TEST_TIMEOUT);
+			limit = DEFAULT_TEST_TIMEOUT;
+		}
+	}
 	n = load_tests(tests);
 	/* The marker lets the report skip KTAP that built-in KUnit printed during boot. */
 	out("# harness: guest init\nKTAP version 1\n1..%d\n", n);
