@@ -44,18 +44,13 @@ done
 if [ "$series" = "$KS_ROOT/series" ]; then
 	ks_lock
 	mapfile -t names < <(series_names "$series")
+	# apply.sh's worktree, on the scratch branch export-check (apply.sh detaches it first).
 	wt=$KS_CACHE/apply-tree
-	base_worktree "$wt"
-	command git -C "$wt" am --abort >/dev/null 2>&1 || true
-	command git -C "$wt" checkout -q -f --detach base
-	same=1
-	for n in "${names[@]}"; do
-		command git -C "$wt" -c user.name=kseries -c user.email=kseries@invalid am --quiet \
-			--keep-cr "$pdir/$n" >/dev/null 2>&1 || { same=; break; }
-	done
-	command git -C "$wt" am --abort >/dev/null 2>&1 || true
-	if [ -n "$same" ] && [ "$(command git -C "$wt" rev-parse 'HEAD^{tree}')" = \
-		"$(command git -C "$KS_SRC" rev-parse "$branch^{tree}")" ]; then
+	if (export GIT_AUTHOR_NAME=kseries GIT_AUTHOR_EMAIL=kseries@invalid \
+		GIT_COMMITTER_NAME=kseries GIT_COMMITTER_EMAIL=kseries@invalid
+	    am_series "$wt" export-check) >/dev/null 2>&1 &&
+	   [ "$(command git -C "$wt" rev-parse 'HEAD^{tree}')" = \
+	     "$(command git -C "$KS_SRC" rev-parse "$branch^{tree}")" ]; then
 		echo "$(applied_key "$pdir" "${names[@]}") $(command git -C "$KS_SRC" rev-parse "$branch")" \
 			> "$KS_CACHE/applied.$branch"
 	else

@@ -507,8 +507,7 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 		}
 		if (bad_exit && plan >= 0 && !strncmp(line, "1..", 3)) {
 			out("    1..%d\n", plan + 1);
-			bad_exit = 2;	/* the plan is printed once */
-			plan = -1;
+			plan = -1;	/* only the program's own plan, not a nested one */
 			continue;
 		}
 		out("    %s\n", line);
