@@ -5,8 +5,9 @@ usage="usage: check.sh [-h|--help] [--full] [ARCH...|all]
 The project's tests ('make check'): the harness unit tests (tests/harness-test.sh), the quilt
 round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), the cover
 letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git am round
-trip (scripts/send.sh), MAINTAINERS.snippet (scripts/maintainers-check.sh), the per-patch
-matrix check (scripts/bisect-verify.sh), the main job on every arch (scripts/run.sh; default
+trip (scripts/send.sh --no-gate), MAINTAINERS.snippet (scripts/maintainers-check.sh), the
+per-patch matrix check (scripts/bisect-verify.sh: well-formed, no current cell failed; stale
+cells are reported, the line 'evidence: ...' ends the output), the main job on every arch (scripts/run.sh; default
 all), with x86_64 also bpf_batch's attach_under_load on one TCG thread (x86_64-tcg1), with
 arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
 where the per-CPU offset lives in another register) and the per-CPU tests at EL1 with 4 CPUs
@@ -94,15 +95,20 @@ timed "cover letter up to date (scripts/cover-letter.sh --check)" \
 	"$KS_ROOT/scripts/cover-letter.sh" --check || rc=$?
 count $rc
 rc=0
-timed "make send: b4 writes the mails, b4 am -m + git am of them rebuild the series" \
-	"$KS_ROOT/scripts/send.sh" || rc=$?
+timed "b4 writes the mails, b4 am -m + git am of them rebuild the series (send.sh --no-gate)" \
+	"$KS_ROOT/scripts/send.sh" --no-gate || rc=$?
 count $rc
 rc=0
 timed "MAINTAINERS.snippet in the patched tree, get_maintainer.pl self-test" \
 	"$KS_ROOT/scripts/maintainers-check.sh" || rc=$?
 count $rc
 rc=0
-timed "per-patch matrix (make bisect-verify)" "$KS_ROOT/scripts/bisect-verify.sh" || rc=$?
+# Stale cells are reported, not failed (make send requires them current): a malformed matrix
+# or a current cell that failed fails.
+evidence=$(mktemp)
+timed "per-patch matrix: well-formed, no current cell failed (make bisect-verify)" \
+	"$KS_ROOT/scripts/bisect-verify.sh" | tee "$evidence"
+rc=${PIPESTATUS[0]}
 count $rc
 
 for a in $arches; do
@@ -161,6 +167,9 @@ ktap_stage "planted failures $first" "$KS_ROOT/tests/planted-test.sh" "$first"
 # The bisection must name the planted bad patch of its fixture series.
 ktap_stage "bisection fixture $first" "$KS_ROOT/tests/bisect-test.sh" "$first"
 
+# What committed evidence is stale, repeated where CI's reader looks: not a failure.
+grep '^evidence: ' "$evidence"
+rm -f "$evidence"
 echo "total time: $((SECONDS - t_start)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -7,7 +7,8 @@ prose is written there by hand; the placeholders are filled from the repository,
   @SERIES@    the patch subjects, in series order (git mailinfo of patches/)
   @DIFFSTAT@  the diffstat of the whole series against the base (git apply --cached of every
               patch into a temporary index of the base tree; the checkout is not touched)
-  @MATRIX@    the per-patch matrix from results/bisect.tsv and the date of results/README.md
+  @MATRIX@    the per-patch matrix from results/bisect.tsv and the date of results/README.md,
+              and its coverage of the series (scripts/bisect-verify.sh: cells current)
   @NUMBERS@   the benchmark tables of results/*-bench.md, each with its command and date
   @SELFTESTS@ the counts per arch, runner and kernel and the cases that differ between base
               and tip, from results/bpf-selftests.md (scripts/selftests-compare.sh)
@@ -92,6 +93,9 @@ tsv=$KS_ROOT/results/bisect.tsv
 			}
 		}' "$tsv" | sed 's/ *$//'
 	echo
+	# The coverage as make check reports it: the cells whose patches 1..k are the series'.
+	coverage=$("$KS_ROOT/scripts/bisect-verify.sh") || die "results/bisect.tsv: scripts/bisect-verify.sh fails"
+	echo "Coverage: ${coverage#evidence: per-patch matrix: }."
 	echo "arm64 at EL2 with VHE and the uniprocessor riscv64 build run in 'make check'."
 } > "$tmp/matrix"
 

@@ -1,8 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-usage="usage: send.sh [-h|--help] [--out DIR]
+usage="usage: send.sh [-h|--help] [--out DIR] [--no-gate]
 
-Write the series as mails with b4 (Debian's b4 0.12), never sending them:
+The gate before posting, then the mails. The gate: every committed result that depends on
+the series is current and passed, else the script names what is stale and writes nothing:
+ 0. the per-patch matrix (scripts/bisect-verify.sh --require-current: every cell of every
+    patch and arch) and the cover letter (scripts/cover-letter.sh --check).
+Then it writes the series as mails with b4 (Debian's b4 0.12), never sending them:
  1. a git worktree of the base tree at \$KSERIES_CACHE/send-tree (made once; the base tree's
     own checkout is not touched), branch 'send' = base + git am of patches/;
  2. b4 prep --enroll base, and as cover letter the prose of cover-letter.txt (up to its
@@ -21,16 +25,22 @@ The author and committer identity is the From: of the first patch.
 
 Options:
   --out DIR   where to write the mails (default: \$KSERIES_CACHE/out/mails); replaced
+  --no-gate   skip step 0: write and round-trip the mails of a series whose evidence is not
+              current yet (make check tests every commit's mails this way; stale evidence
+              is reported there by scripts/bisect-verify.sh, not failed)
   -h, --help  show this help
-Exit codes: 0 mails written and round trip exact, 1 round trip differs, 5 a tool failed."
+Exit codes: 0 mails written and round trip exact, 1 round trip differs or (step 0) stale or
+failed evidence, 5 a tool failed."
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out=$KS_CACHE/out/mails
+gate=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
 	--out) out=$2; shift ;;
+	--no-gate) gate= ;;
 	*) echo "$usage" >&2; exit 64 ;;
 	esac
 	shift
@@ -43,6 +53,12 @@ for n in "${names[@]}"; do
 	patches+=("$KS_ROOT/patches/$n")
 done
 [ -f "$KS_ROOT/cover-letter.txt" ] || die "no cover-letter.txt (run scripts/cover-letter.sh)"
+if [ -n "$gate" ]; then
+	"$KS_ROOT/scripts/bisect-verify.sh" --require-current ||
+		die "not posting: the per-patch matrix is not current and passed (--no-gate writes the mails anyway)"
+	"$KS_ROOT/scripts/cover-letter.sh" --check ||
+		die "not posting: cover-letter.txt is stale; run scripts/cover-letter.sh"
+fi
 
 info=$(git mailinfo /dev/null /dev/null < "${patches[0]}")
 name=$(sed -n 's/^Author: //p' <<< "$info")

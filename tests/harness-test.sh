@@ -10,7 +10,9 @@ kconfig fragment whose option a dependency drops, the mail gates on a fixture se
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
 kernel-doc warning, a stale cover letter, the guest programs compiling for every arch, the
 pinned Debian sources fetched into an empty cache (and a changed sum or missing file refused),
-the guest init's test_verifier and test_progs reporters on hand-written outputs, and shellcheck.
+the guest init's test_verifier and test_progs reporters on hand-written outputs, the per-patch
+matrix's evidence rule (stale cells reported, a current failure or a malformed matrix failed,
+make send refusing stale cells), and shellcheck.
 Prints KTAP; exits 1 if any test failed.
 
 Options:
@@ -70,7 +72,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 43
+ktap_plan 51
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -272,6 +274,64 @@ expect program_segfault_after_results 0 'reporter exit 1 .*killed by signal 11.*
 	program_exit_flat 267
 expect program_exit_1_without_failure 0 'reporter exit 1 .*exited with status 1 although.*Ran 3 tests: passed: 1, failed: 1' \
 	program_exit_flat 1
+
+# Evidence, not a gate: bisect-verify reports stale cells of the matrix and exits 0; a
+# malformed matrix or a current cell that failed fails; --require-current (make send) refuses
+# stale cells. The fixture matrix: the fixture series, every cell passed on every arch.
+fixture_matrix() {	# SERIES-DIR [K ARCH VERDICT]: the matrix of SERIES-DIR, one cell's verdict set
+	local pfile k=0 arch pid v
+	printf '#patch\tfile\tsubject\tpatch_id\tarch\tbuild\tboot\tverdict\tpassed\tfailed\tskipped\txfail\tsplats\tseconds\tsame_image_as\n'
+	for pfile in $(cat "$1/series"); do
+		k=$((k + 1))
+		pid=$(git patch-id --stable < "$1/$pfile" | cut -d' ' -f1)
+		for arch in $(. "$R/scripts/lib.sh" && expand_arches all); do
+			v=0
+			[ "$k $arch" != "${2:-} ${3:-}" ] || v=$4
+			printf '%d\t%s\tsubject\t%s\t%s\tyes\tyes\t%s\t3\t0\t0\t0\t0\t60\t-\n' "$k" "$pfile" "$pid" "$arch" "$v"
+		done
+	done
+}
+# A copy of the fixture series whose last patch gains one comment line in its diff.
+cp -r "$B" "$tmp/changed"
+last=$(tail -1 "$B/series")
+sed -i '0,/^+/s//+\/* changed *\/\n+/' "$tmp/changed/$last"
+fixture_matrix "$B" > "$tmp/matrix.tsv"
+bv() {	# SERIES-DIR ARGS...: bisect-verify.sh of that series
+	local d=$1
+	shift
+	"$R/scripts/bisect-verify.sh" --series "$d/series" --patches "$d" "$@"
+}
+expect evidence_all_current 0 'evidence: per-patch matrix: 9 of 9 cells current$' \
+	bv "$B" --tsv "$tmp/matrix.tsv"
+expect evidence_stale_reported_not_failed 0 \
+	'evidence: per-patch matrix: 6 of 9 cells current; stale: patch 3 on [a-z0-9_, ]+; refresh: make bisect' \
+	bv "$tmp/changed" --tsv "$tmp/matrix.tsv"
+expect evidence_gate_refuses_stale 1 'not current \(patch 3 on ' \
+	bv "$tmp/changed" --tsv "$tmp/matrix.tsv" --require-current
+expect evidence_gate_passes_current 0 '9 of 9 cells current' \
+	bv "$B" --tsv "$tmp/matrix.tsv" --require-current
+fixture_matrix "$B" 2 arm64 1 > "$tmp/failed.tsv"
+expect evidence_current_failure_fails 1 'record failures:.*|patch 2 .* on arm64: verdict 1' \
+	bv "$B" --tsv "$tmp/failed.tsv"
+fixture_matrix "$B" 3 arm64 1 > "$tmp/stale-failed.tsv"
+expect evidence_stale_failure_reported 0 'stale: patch 3 on' \
+	bv "$tmp/changed" --tsv "$tmp/stale-failed.tsv"
+sed '3s/\t-$//' "$tmp/matrix.tsv" > "$tmp/malformed.tsv"
+expect evidence_malformed_fails 1 'line 3: 14 fields, not 15' bv "$B" --tsv "$tmp/malformed.tsv"
+# make send refuses a series whose matrix is stale, naming the cells, and writes no mail:
+# a copy of the repository whose last patch changed.
+send_refuses_stale() {
+	local repo=$tmp/repo p
+	mkdir -p "$repo"
+	(cd "$R" && tar --exclude=.git -cf - .) | tar -xf - -C "$repo"
+	p=$(tail -1 "$repo/series")
+	sed -i '0,/^+/s//+\/* changed *\/\n+/' "$repo/patches/$p"
+	"$repo/scripts/send.sh" --out "$tmp/mails"
+	local rc=$?
+	[ ! -e "$tmp/mails" ] || { echo "send.sh wrote $tmp/mails"; rc=99; }
+	return $rc
+}
+expect send_refuses_stale_matrix 1 "not posting: the per-patch matrix is not current" send_refuses_stale
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"
