@@ -8,7 +8,8 @@ ARCH = x86_64
 # scripts run (kbuild, merge_config.sh, the selftests).
 MAKEOVERRIDES :=
 APPEND =
-FROM =
+BUDGET =
+FORCE =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
 .PHONY: all run debug nommu check check-full harness-test base apply export quilt-check deps bisect bisect-verify lint \
@@ -33,7 +34,7 @@ harness-test:
 	tests/harness-test.sh
 
 bisect:
-	scripts/bisect.sh $(if $(FROM),--from $(FROM)) $(BISECT_ARCH)
+	scripts/bisect.sh $(if $(BUDGET),--budget $(BUDGET)) $(if $(FORCE),--force) $(BISECT_ARCH)
 
 bisect-verify:
 	scripts/bisect-verify.sh

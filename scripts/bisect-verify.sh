@@ -1,25 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: bisect-verify.sh [-h|--help] [--tsv FILE] [--series FILE] [--patches DIR]
-                        [--require-current]
+                        [--tests NAMES] [--require-current]
 
 Report how much of the committed per-patch matrix (results/bisect.tsv, written by
-scripts/bisect.sh) is current for the series. The cell of patch k on an arch is current when
-the matrix has its row and, on that arch, the rows of patches 1..k carry the file name and git
-patch-id that patches 1..k have now: a change in patch k makes the cells k..N stale and no
-earlier one. Prints one line: how many cells are current out of how many, which are stale
-(patch numbers and arches) and the command that refreshes them.
+scripts/bisect.sh) is current for the series and the harness. The cell of patch k on an arch
+is current when its row has the cell's content key as it is now (scripts/bisect-lib.sh):
+the git tree of the base with patches 1..k applied (a reworded commit message keeps it; a
+code change in patch k changes the cells k..N and no earlier one), the arch's harness hash
+(the guest init, the lists, the arch's data and config fragments, the judge), and every test
+qemu/bisect-tests.list selects for the patch at the test's current hash; for the last
+patch, unexpected skips judged. Patch-ids are in the rows for readers, not in the key.
+Prints one line: how many cells are current out of how many, which are stale (patch
+numbers and arches) and the command that refreshes them.
 
 Stale cells are evidence to refresh before posting, not a failure of the commit: without
 --require-current the exit is 0 for any mix of current and stale cells. It is 1 when the file
-is malformed (not bisect.sh's header, a row with another number of fields, a patch number,
-arch, build, boot or verdict bisect.sh does not write) or when a current cell records a
-failure (verdict not 0): that is what the series fails now.
+is malformed (not bisect.sh's header, a row bisect.sh does not write) or when a current cell
+records a failure: that is what the series fails now. A matrix of the layout before content
+keys (15 columns) is read as all stale.
 
 Options:
   --tsv FILE          matrix to check (default: results/bisect.tsv)
   --series FILE       series file (default: series)
   --patches DIR       patch directory (default: patches/)
+  --tests NAMES       the tests every cell must have run (as bisect.sh --tests), instead of
+                      what qemu/bisect-tests.list selects
   --require-current   also exit 1 unless every cell is current and passed (scripts/send.sh,
                       the gate before posting)
   -h, --help          show this help
@@ -27,10 +33,12 @@ Exit: 0 as above, 1 a malformed matrix, a current failure or (--require-current)
 cell, 64 a usage error."
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$KS_ROOT/scripts/bisect-lib.sh"
 
 tsv=$KS_ROOT/results/bisect.tsv
 series=$KS_ROOT/series
 pdir=$KS_ROOT/patches
+force_tests=
 require=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -38,98 +46,76 @@ while [ $# -gt 0 ]; do
 	--tsv) tsv=$2; shift ;;
 	--series) series=$2; shift ;;
 	--patches) pdir=$2; shift ;;
+	--tests) force_tests=$2; shift ;;
 	--require-current) require=1 ;;
 	*) echo "$usage" >&2; exit 64 ;;
 	esac
 	shift
 done
-[ -f "$tsv" ] || die "no matrix $tsv: run 'make bisect ARCH=all'"
+[ -f "$tsv" ] || die "no matrix $tsv: run 'make bisect'"
 [ -f "$series" ] || die "no series file $series"
+[ -d "$KS_SRC/.git" ] || die "no base tree at $KS_SRC (run scripts/fetch-base.sh): the cells' trees are computed in it"
 
-header=$(printf '#patch\tfile\tsubject\tpatch_id\tarch\tbuild\tboot\tverdict\tpassed\tfailed\tskipped\txfail\tsplats\tseconds\tsame_image_as')
-[ "$(head -1 "$tsv")" = "$header" ] || die "$tsv does not start with bisect.sh's header line"
-arches=$(expand_arches all | tr '\n' ' ')
-
-# The series now: "K<TAB>FILE<TAB>PATCH-ID", one line per patch.
-want=$(mktemp)
-trap 'rm -f "$want"' EXIT
-k=0
-for n in $(series_names "$series"); do
-	k=$((k + 1))
-	[ -f "$pdir/$n" ] || die "series names $n, which is not in $pdir"
-	printf '%d\t%s\t%s\n' "$k" "$n" "$(git patch-id --stable < "$pdir/$n" | cut -d' ' -f1)"
-done > "$want"
-
-# One awk pass: check every row's form, then walk each arch in patch order; a cell is current
-# while every row up to it matches the series. Prints "bad", "fail" and "stale" lines, then
-# "count CURRENT TOTAL".
-verdicts=$(awk -F'\t' -v arches="$arches" -v tsv="$tsv" '
-	FNR == NR { file[$1] = $2; pid[$1] = $3; n = $1; next }
-	FNR == 1 { next }
-	{
-		why = ""
-		if (/\r/) why = "carriage return"
-		else if (NF != 15) why = NF " fields, not 15"
-		else if ($1 !~ /^[1-9][0-9]*$/) why = "patch number " $1
-		else if (index(" " arches, " " $5 " ") == 0) why = "arch " $5 " is not one of: " arches
-		else if ($6 !~ /^(yes|no)$/ || $7 !~ /^(yes|no)$/) why = "build/boot " $6 "/" $7
-		else if ($8 == "") why = "empty verdict"
-		else if (seen[$1 "/" $5]++) why = "patch " $1 " on " $5 " twice"
-		if (why != "") { print "bad\tline " FNR ": " why; next }
-		rfile[$1 "/" $5] = $2; rpid[$1 "/" $5] = $4; rverdict[$1 "/" $5] = $8
-	}
-	END {
-		na = split(arches, a, " ")
-		for (i = 1; i <= na; i++) {
-			ok = 1
-			for (k = 1; k <= n; k++) {
-				c = k "/" a[i]
-				if (ok && (!(c in rfile) || rfile[c] != file[k] || rpid[c] != pid[k]))
-					ok = 0
-				if (!ok) { print "stale\t" a[i] "\t" k; continue }
-				current++
-				if (rverdict[c] != "0")
-					print "fail\tpatch " k " (" file[k] ") on " a[i] ": verdict " rverdict[c]
-			}
-		}
-		print "count\t" current + 0 "\t" n * na
-	}' "$want" "$tsv")
-
-bad=$(awk -F'\t' '$1 == "bad" { print "  " $2 }' <<< "$verdicts")
-[ -z "$bad" ] || die "$tsv has rows bisect.sh does not write:
-$bad"
-read -r current total < <(awk -F'\t' '$1 == "count" { print $2, $3 }' <<< "$verdicts")
-# Stale cells as "patches 11-20 on arm64, riscv64, x86_64; patch 3 on x86_64": each arch's
-# patch numbers as ranges, arches with the same ranges together.
-stale=$(awk -F'\t' '$1 == "stale" { print $2 "\t" $3 }' <<< "$verdicts" | awk -F'\t' '
-	{ if ($1 != last) { order[++na] = $1; last = $1 } ks[$1] = ks[$1] " " $2 }
-	END {
-		for (i = 1; i <= na; i++) {
-			a = order[i]; m = split(ks[a], k, " "); r = ""; j = 1
-			while (j <= m) {
-				e = j
-				while (e < m && k[e + 1] == k[e] + 1) e++
-				r = r (r == "" ? "" : ",") (e > j ? k[j] "-" k[e] : k[j])
-				plural[a] = plural[a] || e > j
-				j = e + 1
-			}
-			if (!(r in on)) { ranges[++nr] = r; many[r] = 0 }
-			on[r] = on[r] (on[r] == "" ? "" : ", ") a
-			many[r] = many[r] || plural[a] || index(r, ",")
-		}
-		for (i = 1; i <= nr; i++)
-			printf "%s%s %s on %s", (i > 1 ? "; " : ""), (many[ranges[i]] ? "patches" : "patch"),
-				ranges[i], on[ranges[i]]
-	}')
-fail=$(awk -F'\t' '$1 == "fail" { print "  " $2 }' <<< "$verdicts")
-
-if [ -z "$stale" ]; then
-	line="per-patch matrix: $current of $total cells current"
+old_header=$(printf '#patch\tfile\tsubject\tpatch_id\tarch\tbuild\tboot\tverdict\tpassed\tfailed\tskipped\txfail\tsplats\tseconds\tsame_image_as')
+first=$(head -1 "$tsv")
+rows=$tsv
+if [ "$first" = "$old_header" ]; then
+	rows=/dev/null
+elif [ "$first" != "$(bisect_header)" ]; then
+	die "$tsv does not start with bisect.sh's header line"
 else
-	line="per-patch matrix: $current of $total cells current; stale: $stale; refresh: make bisect ARCH=all"
+	bad=$(bisect_row_problems "$tsv")
+	[ -z "$bad" ] || die "$tsv has rows bisect.sh does not write:
+$bad"
 fi
+
+mapfile -t names < <(series_names "$series")
+total=${#names[@]}
+for n in "${names[@]}"; do
+	[ -f "$pdir/$n" ] || die "series names $n, which is not in $pdir"
+done
+declare -A trees harness
+# (Not in a process substitution: a patch that does not apply ends this script here.)
+treesf=$(mktemp)
+trap 'rm -f "$treesf"' EXIT
+series_trees "$pdir" "${names[@]}" > "$treesf"
+while IFS=$'\t' read -r k tree; do
+	trees[$k]=$tree
+done < "$treesf"
+hashed=$(with_hashes all)
+arches=$(expand_arches all)
+
+stale=
+fail=
+current=0
+for a in $arches; do
+	harness[$a]=$(harness_hash "$a")
+	karch=$(load_arch "$a" && echo "$KARCH")
+	for k in $(seq 1 "$total"); do
+		if [ -n "$force_tests" ]; then
+			sel=$force_tests
+		else
+			sel=$(bisect_tests "$k" "$total" "$pdir/${names[k - 1]}" "$karch")
+		fi
+		row=$(awk -F'\t' -v k="$k" -v a="$a" 'NR > 1 && $1 == k && $5 == a' "$rows")
+		last=0
+		[ "$k" -lt "$total" ] || last=1
+		if [ -z "$row" ] || ! cell_key_matches "$row" "${trees[$k]}" "${harness[$a]}" "$sel" "$hashed" "$last"; then
+			stale="$stale$a	$k
+"
+			continue
+		fi
+		current=$((current + 1))
+		cell_passed "$row" ||
+			fail="$fail
+  patch $k (${names[k - 1]}) on $a: verdict $(cut -f11 <<< "$row"), $(cut -f13 <<< "$row") failed case(s)"
+	done
+done
+ncells=$((total * $(wc -w <<< "$arches")))
+stale=$(printf '%s' "$stale" | stale_ranges)
+line="per-patch matrix: $current of $ncells cells current"
+[ -z "$stale" ] || line="$line; stale: $stale; refresh: make bisect (BUDGET=MINUTES for a part)"
 echo "evidence: $line"
-[ -z "$fail" ] || die "current cells of $tsv record failures:
-$fail"
-[ -z "$require" ] || [ -z "$stale" ] || die "the matrix is not current ($stale); run 'make bisect ARCH=all'"
+[ -z "$fail" ] || die "current cells of $tsv record failures:$fail"
+[ -z "$require" ] || [ -z "$stale" ] || die "the matrix is not current (stale: $stale); run 'make bisect'"
 exit 0

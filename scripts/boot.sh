@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: boot.sh [-h|--help] [--append ARGS] [--timeout SECONDS] [--log FILE] [--allow-skips]
-               ARCH
+               [--kernel FILE --initrd FILE] ARCH
 
 Boot the ARCH kernel (scripts/build.sh) with the guest initramfs (scripts/initramfs.sh) under
 QEMU TCG, as qemu/arch/ARCH.conf describes it (-no-reboot, panic=-1, SMP CPUs), keep the
@@ -19,6 +19,9 @@ Options:
   --timeout SECONDS  wall-clock limit (default: TIMEOUT from qemu/arch/ARCH.conf)
   --log FILE         console log (default: \$KSERIES_CACHE/out/ARCH/console.log)
   --allow-skips      a skip no qemu/xskip*.list names does not fail the run (scripts/report.sh)
+  --kernel FILE      boot this kernel image instead of the ARCH build's (scripts/bisect.sh
+                     boots the images it kept of each cell)
+  --initrd FILE      and this initramfs instead of the ARCH one (given with --kernel)
   -v, --verbose      also copy the console to standard error as it comes (make V=1; the
                      environment variable V=1 does the same)
   -h, --help         show this help"
@@ -29,6 +32,8 @@ extra=
 timeout=
 log=
 allow_skips=
+kernel=
+initrd=
 verbose=${V:-0}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -37,6 +42,8 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--allow-skips) allow_skips=--allow-skips ;;
+	--kernel) kernel=$2; shift ;;
+	--initrd) initrd=$2; shift ;;
 	-v|--verbose) verbose=1 ;;
 	-*) echo "$usage" >&2; exit 64 ;;
 	*) break ;;
@@ -44,11 +51,12 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ $# -eq 1 ] || { echo "$usage" >&2; exit 64; }
+[ -z "$kernel$initrd" ] || { [ -n "$kernel" ] && [ -n "$initrd" ]; } || { echo "boot.sh: --kernel and --initrd go together" >&2; exit 64; }
 load_arch "$1"
 timeout=${timeout:-$TIMEOUT}
 log=${log:-$KS_OUT/console.log}
-kernel=$KS_BUILD/$IMAGE
-initrd=$KS_OUT/initramfs.cpio.gz
+kernel=${kernel:-$KS_BUILD/$IMAGE}
+initrd=${initrd:-$KS_OUT/initramfs.cpio.gz}
 [ -f "$kernel" ] || die "no kernel image $kernel (run scripts/build.sh $ARCH_NAME)"
 [ -f "$initrd" ] || die "no initramfs $initrd (run scripts/initramfs.sh $ARCH_NAME)"
 mkdir -p "$(dirname "$log")"

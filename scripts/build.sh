@@ -50,7 +50,10 @@ ks_lock
 cfgdir=$KS_CACHE/config/$BUILD_NAME
 mkdir -p "$KS_BUILD" "$cfgdir" "$CCACHE_DIR"
 jobs=${JOBS:-$(($(nproc) + 1))}
-export KBUILD_BUILD_TIMESTAMP="$KS_BASE_DATE" KBUILD_BUILD_USER=kseries KBUILD_BUILD_HOST=kseries
+# Fixed build version (the "#N" that counts links), date, user and host: identical sources
+# give a byte-identical image (scripts/bisect.sh shares one boot among such cells).
+export KBUILD_BUILD_VERSION=1 KBUILD_BUILD_TIMESTAMP="$KS_BASE_DATE" KBUILD_BUILD_USER=kseries \
+	KBUILD_BUILD_HOST=kseries
 
 # Variants of an arch (same BUILD_NAME) share its build and its fragment; a variant with its
 # own build lists its fragments in CONFIG_FRAGMENTS.
@@ -109,7 +112,11 @@ if ! cmp -s "$cfgdir/.config" "$KS_BUILD/.config"; then
 	cp "$cfgdir/.config" "$KS_BUILD/.config"
 fi
 kmake "$src" O="$KS_BUILD" -s olddefconfig
+# The tree's own pahole options without -j: pahole 1.24 (Debian 12) encodes BTF in parallel
+# threads that emit types in the order they finish, so each link gives another .BTF section
+# and another image (pahole 1.26 added --btf_features=reproducible_build for this).
+pahole_flags=$(PAHOLE=pahole "$src/scripts/pahole-flags.sh" | sed 's/\(^\| \)-j\( \|$\)/\1/')
 note "building $ARCH_NAME in $KS_BUILD (-j$jobs)"
-kmake "$src" O="$KS_BUILD" -j"$jobs" all
+kmake "$src" O="$KS_BUILD" -j"$jobs" PAHOLE_FLAGS="$pahole_flags" all
 [ -f "$KS_BUILD/$IMAGE" ] || die "build finished without $IMAGE"
 note "built $KS_BUILD/$IMAGE"

@@ -7,7 +7,7 @@ round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), th
 letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git am round
 trip (scripts/send.sh --no-gate), MAINTAINERS.snippet (scripts/maintainers-check.sh), the
 per-patch matrix check (scripts/bisect-verify.sh: well-formed, no current cell failed; stale
-cells are reported, the line 'evidence: ...' ends the output), the main job on every arch (scripts/run.sh; default
+cells are reported, and the line 'evidence: ...' is repeated before the totals), the main job on every arch (scripts/run.sh; default
 all), with x86_64 also bpf_batch's attach_under_load on one TCG thread (x86_64-tcg1), with
 arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
 where the per-CPU offset lives in another register) and the per-CPU tests at EL1 with 4 CPUs

@@ -5,7 +5,8 @@ usage="usage: send.sh [-h|--help] [--out DIR] [--no-gate]
 The gate before posting, then the mails. The gate: every committed result that depends on
 the series is current and passed, else the script names what is stale and writes nothing:
  0. the per-patch matrix (scripts/bisect-verify.sh --require-current: every cell of every
-    patch and arch) and the cover letter (scripts/cover-letter.sh --check).
+    patch and arch) and the cover letter, its coverage sentence included
+    (scripts/cover-letter.sh --strict).
 Then it writes the series as mails with b4 (Debian's b4 0.12), never sending them:
  1. a git worktree of the base tree at \$KSERIES_CACHE/send-tree (made once; the base tree's
     own checkout is not touched), branch 'send' = base + git am of patches/;
@@ -56,7 +57,7 @@ done
 if [ -n "$gate" ]; then
 	"$KS_ROOT/scripts/bisect-verify.sh" --require-current ||
 		die "not posting: the per-patch matrix is not current and passed (--no-gate writes the mails anyway)"
-	"$KS_ROOT/scripts/cover-letter.sh" --check ||
+	"$KS_ROOT/scripts/cover-letter.sh" --strict ||
 		die "not posting: cover-letter.txt is stale; run scripts/cover-letter.sh"
 fi
 

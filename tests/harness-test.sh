@@ -72,7 +72,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 51
+ktap_plan 62
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -277,61 +277,122 @@ expect program_exit_1_without_failure 0 'reporter exit 1 .*exited with status 1 
 
 # Evidence, not a gate: bisect-verify reports stale cells of the matrix and exits 0; a
 # malformed matrix or a current cell that failed fails; --require-current (make send) refuses
-# stale cells. The fixture matrix: the fixture series, every cell passed on every arch.
-fixture_matrix() {	# SERIES-DIR [K ARCH VERDICT]: the matrix of SERIES-DIR, one cell's verdict set
-	local pfile k=0 arch pid v
-	printf '#patch\tfile\tsubject\tpatch_id\tarch\tbuild\tboot\tverdict\tpassed\tfailed\tskipped\txfail\tsplats\tseconds\tsame_image_as\n'
-	for pfile in $(cat "$1/series"); do
-		k=$((k + 1))
-		pid=$(git patch-id --stable < "$1/$pfile" | cut -d' ' -f1)
-		for arch in $(. "$R/scripts/lib.sh" && expand_arches all); do
-			v=0
-			[ "$k $arch" != "${2:-} ${3:-}" ] || v=$4
-			printf '%d\t%s\tsubject\t%s\t%s\tyes\tyes\t%s\t3\t0\t0\t0\t0\t60\t-\n' "$k" "$pfile" "$pid" "$arch" "$v"
+# stale cells. The fixture matrix: the fixture series' cells on every arch as bisect.sh
+# writes them (content keys of now: tree, harness, every test at its hash), all passed.
+fixture_matrix() {	# SERIES-DIR [K ARCH VERDICT]: its matrix, one cell's verdict set
+	(
+		. "$R/scripts/lib.sh"
+		. "$R/scripts/bisect-lib.sh"
+		local k pfile pid arch v skips tests
+		local -A tree
+		mapfile -t pfiles < <(series_names "$1/series")
+		tests=$(with_hashes all) || exit 1
+		while IFS=$'\t' read -r k pfile; do tree[$k]=$pfile; done < <(series_trees "$1" "${pfiles[@]}")
+		bisect_header
+		k=0
+		for pfile in "${pfiles[@]}"; do
+			k=$((k + 1))
+			pid=$(git patch-id --stable < "$1/$pfile" | cut -d' ' -f1)
+			skips=allowed
+			[ "$k" -lt "${#pfiles[@]}" ] || skips=judged
+			for arch in $(expand_arches all); do
+				v=0
+				[ "$k $arch" != "${2:-} ${3:-}" ] || v=$4
+				printf '%d\t%s\tsubject\t%s\t%s\t%s\t%s\t%s\tyes\tyes\t%s\t9\t0\t0\t0\t0\t60\t-\tno\t%s\n' \
+					"$k" "$pfile" "$pid" "$arch" "${tree[$k]}" "$(harness_hash "$arch")" "$tests" "$v" "$skips"
+			done
 		done
-	done
+	)
 }
-# A copy of the fixture series whose last patch gains one comment line in its diff.
+# change_last_patch DIR: a code change in the fixture series' last patch: the line it removes
+# becomes a comment (a new tree after patch 3; patches 1 and 2 keep theirs).
+change_last_patch() {
+	local p
+	p=$1/$(tail -1 "$1/series")
+	sed -i -e 's/^@@ -73,7 +73,6 @@/@@ -73,7 +73,7 @@/' \
+		-e 's|^-#error "planted build failure (bisection fixture)"$|&\n+/* The planted failure, removed. */|' "$p"
+	grep -q '^+/\* The planted failure' "$p"
+}
 cp -r "$B" "$tmp/changed"
-last=$(tail -1 "$B/series")
-sed -i '0,/^+/s//+\/* changed *\/\n+/' "$tmp/changed/$last"
+change_last_patch "$tmp/changed"
 fixture_matrix "$B" > "$tmp/matrix.tsv"
 bv() {	# SERIES-DIR ARGS...: bisect-verify.sh of that series
 	local d=$1
 	shift
 	"$R/scripts/bisect-verify.sh" --series "$d/series" --patches "$d" "$@"
 }
+bv_flat() { bv "$@" 2>&1 | tr '\n' ' '; return "${PIPESTATUS[0]}"; }
 expect evidence_all_current 0 'evidence: per-patch matrix: 9 of 9 cells current$' \
 	bv "$B" --tsv "$tmp/matrix.tsv"
 expect evidence_stale_reported_not_failed 0 \
-	'evidence: per-patch matrix: 6 of 9 cells current; stale: patch 3 on [a-z0-9_, ]+; refresh: make bisect' \
+	'evidence: per-patch matrix: 6 of 9 cells current; stale: patch 3 on x86_64, riscv64, arm64; refresh: make bisect' \
 	bv "$tmp/changed" --tsv "$tmp/matrix.tsv"
-expect evidence_gate_refuses_stale 1 'not current \(patch 3 on ' \
+expect evidence_gate_refuses_stale 1 'not current \(stale: patch 3 on x86_64, riscv64, arm64\)' \
 	bv "$tmp/changed" --tsv "$tmp/matrix.tsv" --require-current
 expect evidence_gate_passes_current 0 '9 of 9 cells current' \
 	bv "$B" --tsv "$tmp/matrix.tsv" --require-current
 fixture_matrix "$B" 2 arm64 1 > "$tmp/failed.tsv"
-expect evidence_current_failure_fails 1 'record failures:.*|patch 2 .* on arm64: verdict 1' \
+expect evidence_current_failure_fails 1 'patch 2 .* on arm64: verdict 1' \
 	bv "$B" --tsv "$tmp/failed.tsv"
+# A current cell whose build failed ran no test: still current, and a failure.
+awk -F'\t' -v OFS='\t' '$1 == 2 && $5 == "x86_64" { $8 = "-"; $9 = "no"; $10 = "no"; $11 = "build failed"; $20 = "-" } { print }' \
+	"$tmp/matrix.tsv" > "$tmp/build-failed.tsv"
+expect evidence_current_build_failure_fails 1 '9 of 9 cells current.*patch 2 .* on x86_64: verdict build failed' \
+	bv_flat "$B" --tsv "$tmp/build-failed.tsv"
 fixture_matrix "$B" 3 arm64 1 > "$tmp/stale-failed.tsv"
 expect evidence_stale_failure_reported 0 'stale: patch 3 on' \
 	bv "$tmp/changed" --tsv "$tmp/stale-failed.tsv"
-sed '3s/\t-$//' "$tmp/matrix.tsv" > "$tmp/malformed.tsv"
-expect evidence_malformed_fails 1 'line 3: 14 fields, not 15' bv "$B" --tsv "$tmp/malformed.tsv"
-# make send refuses a series whose matrix is stale, naming the cells, and writes no mail:
-# a copy of the repository whose last patch changed.
+# Another harness (one cell run with an older guest init), one test fewer or at another
+# version, the last patch's skips not judged: the cell is stale, reported, not failed.
+awk -F'\t' -v OFS='\t' '$1 == 1 && $5 == "riscv64" { $7 = "0000000000000000" } { print }' \
+	"$tmp/matrix.tsv" > "$tmp/other-harness.tsv"
+expect evidence_other_harness_stale 0 '8 of 9 cells current; stale: patch 1 on riscv64;' \
+	bv "$B" --tsv "$tmp/other-harness.tsv"
+awk -F'\t' -v OFS='\t' '$1 == 2 && $5 == "x86_64" { sub(/wx_check:[0-9a-f]+/, "wx_check:00000000", $8) } { print }' \
+	"$tmp/matrix.tsv" > "$tmp/changed-test.tsv"
+expect evidence_changed_test_stale 0 '8 of 9 cells current; stale: patch 2 on x86_64;' \
+	bv "$B" --tsv "$tmp/changed-test.tsv"
+sed 's/\tjudged$/\tallowed/' "$tmp/matrix.tsv" > "$tmp/skips-allowed.tsv"
+expect evidence_last_patch_judges_skips 0 '6 of 9 cells current; stale: patch 3 on' \
+	bv "$B" --tsv "$tmp/skips-allowed.tsv"
+sed '3s/\t[a-z]*$//' "$tmp/matrix.tsv" > "$tmp/malformed.tsv"
+expect evidence_malformed_fails 1 'line 3: 19 fields, not 20' bv "$B" --tsv "$tmp/malformed.tsv"
+sed '1s/^#patch/#cell/' "$tmp/matrix.tsv" > "$tmp/header.tsv"
+expect evidence_other_header_fails 1 "does not start with bisect.sh's header" \
+	bv "$B" --tsv "$tmp/header.tsv"
+# make send refuses a series whose matrix is stale, naming the cells, and writes no mail: a
+# copy of the repository with the fixture series, its matrix, and patch 3 changed since.
 send_refuses_stale() {
-	local repo=$tmp/repo p
+	local repo=$tmp/repo
 	mkdir -p "$repo"
 	(cd "$R" && tar --exclude=.git -cf - .) | tar -xf - -C "$repo"
-	p=$(tail -1 "$repo/series")
-	sed -i '0,/^+/s//+\/* changed *\/\n+/' "$repo/patches/$p"
+	git -C "$repo" init -q
+	rm "$repo"/patches/*
+	cp "$tmp"/changed/*.patch "$repo/patches/" && cp "$tmp/changed/series" "$repo/series"
+	cp "$tmp/matrix.tsv" "$repo/results/bisect.tsv"
 	"$repo/scripts/send.sh" --out "$tmp/mails"
 	local rc=$?
 	[ ! -e "$tmp/mails" ] || { echo "send.sh wrote $tmp/mails"; rc=99; }
 	return $rc
 }
-expect send_refuses_stale_matrix 1 "not posting: the per-patch matrix is not current" send_refuses_stale
+expect send_refuses_stale_matrix 1 "not current \(stale: patch 3 on x86_64, riscv64, arm64\)" \
+	send_refuses_stale
+# qemu/bisect-tests.list: a patch of arm64's JIT gives an x86_64 cell the smoke set only and
+# an arm64 cell the JIT's tests; a path no line maps, the end of a part and the last patch
+# give every test.
+selection() {	# K N ARCH PATH...: what bisect_tests selects for a patch changing PATHs
+	local k=$1 n=$2 karch=$3 p
+	shift 3
+	for p in "$@"; do printf 'diff --git a/%s b/%s\n' "$p" "$p"; done > "$tmp/sel.patch"
+	(. "$R/scripts/lib.sh" && . "$R/scripts/bisect-lib.sh" && bisect_tests "$k" "$n" "$tmp/sel.patch" "$karch")
+}
+expect select_other_arch_smoke 0 '^wx_check$' selection 4 20 x86_64 arch/arm64/net/bpf_jit_comp.c
+expect select_own_arch_jit_tests 0 '^test_bpf,.*bpf_percpu.*,wx_check' \
+	selection 4 20 arm64 arch/arm64/net/bpf_jit_comp.c
+expect select_unmapped_path_all 0 '^all$' selection 3 20 x86_64 kernel/bpf/core.c fs/namei.c
+expect select_end_of_part_all 0 '^all$' selection 5 20 x86_64 MAINTAINERS
+expect select_last_patch_all 0 '^all$' selection 20 20 x86_64 MAINTAINERS
+expect boot_kernel_needs_initrd 64 'go together' "$R/scripts/boot.sh" --kernel /dev/null x86_64
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"
