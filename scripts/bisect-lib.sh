@@ -185,12 +185,28 @@ bisect_tests() {
 	echo "$line"
 }
 
-# cell_key_matches ROW TREE HARNESS TESTS HASHED LAST: ROW (a line of results/bisect.tsv) is
-# the current evidence of its cell: it was built from TREE (the tree after its patch now),
-# ran under HARNESS (harness_hash of its arch now), ran every test of TESTS (what the cell
-# selects now: bisect_tests, or 'all') at its hash in HASHED (with_hashes all, now), and,
-# when LAST is 1 (the series' last patch), judged unexpected skips; a cell that did not
-# build or boot needs only the tree and harness. Whether it passed is
+# matrix_row FILE K ARCH: the row of patch K on ARCH in FILE (rows of results/bisect.tsv's
+# layout, its header or none), the first if there are more; nothing if FILE has none.
+matrix_row() {
+	awk -F'\t' -v k="$2" -v a="$3" '!/^#/ && $1 == k && $5 == a { print; exit }' "$1"
+}
+
+# cell_tests K N PATCHFILE ARCH [FORCED]: the tests the cell of patch K of N on ARCH (an arch
+# name) runs: FORCED when given (bisect.sh --tests), else what bisect_tests selects.
+cell_tests() {
+	if [ -n "${5:-}" ]; then
+		echo "$5"
+	else
+		bisect_tests "$1" "$2" "$3" "$(load_arch "$4" && echo "$KARCH")"
+	fi
+}
+
+# cell_key_matches ROW TREE HARNESS TESTS HASHED K N: ROW (a line of results/bisect.tsv) is
+# the current evidence of its cell, patch K of N: it was built from TREE (the tree after its
+# patch now), ran under HARNESS (harness_hash of its arch now), ran every test of TESTS (what
+# the cell selects now: cell_tests) at its hash in HASHED (with_hashes all, now), and, for
+# the series' last patch, judged unexpected skips; a cell that did not build or boot needs
+# only the tree and harness. Whether it passed is
 # another question (cell_passed): a current cell that failed is a failure of the series.
 cell_key_matches() {
 	local row=$1 fields
@@ -199,7 +215,7 @@ cell_key_matches() {
 	# A cell that did not build or boot ran no test: its tree and harness are its whole key
 	# (a current build failure must fail make check).
 	[ "${fields[8]}" = yes ] && [ "${fields[9]}" = yes ] || return 0
-	[ "$6" != 1 ] || [ "${fields[19]}" = judged ] || return 1
+	[ "$6" -lt "$7" ] || [ "${fields[19]}" = judged ] || return 1
 	covers "${fields[7]}" "$4" "$5" > /dev/null
 }
 

@@ -90,17 +90,10 @@ fail=
 current=0
 for a in $arches; do
 	harness[$a]=$(harness_hash "$a")
-	karch=$(load_arch "$a" && echo "$KARCH")
 	for k in $(seq 1 "$total"); do
-		if [ -n "$force_tests" ]; then
-			sel=$force_tests
-		else
-			sel=$(bisect_tests "$k" "$total" "$pdir/${names[k - 1]}" "$karch")
-		fi
-		row=$(awk -F'\t' -v k="$k" -v a="$a" 'NR > 1 && $1 == k && $5 == a' "$rows")
-		last=0
-		[ "$k" -lt "$total" ] || last=1
-		if [ -z "$row" ] || ! cell_key_matches "$row" "${trees[$k]}" "${harness[$a]}" "$sel" "$hashed" "$last"; then
+		sel=$(cell_tests "$k" "$total" "$pdir/${names[k - 1]}" "$a" "$force_tests")
+		row=$(matrix_row "$rows" "$k" "$a")
+		if [ -z "$row" ] || ! cell_key_matches "$row" "${trees[$k]}" "${harness[$a]}" "$sel" "$hashed" "$k" "$total"; then
 			stale="$stale$a	$k
 "
 			continue

@@ -165,13 +165,8 @@ for n in "${names[@]}"; do
 	subjects+=("$(patch_subject "$pdir/$n")")
 done
 for a in $arches; do
-	karch=$(load_arch "$a" && echo "$KARCH")
 	for k in $(seq 1 "$total"); do
-		if [ -n "$force_tests" ]; then
-			tests[$a/$k]=$force_tests
-		else
-			tests[$a/$k]=$(bisect_tests "$k" "$total" "$pdir/${names[k - 1]}" "$karch") || exit 1
-		fi
+		tests[$a/$k]=$(cell_tests "$k" "$total" "$pdir/${names[k - 1]}" "$a" "$force_tests") || exit 1
 	done
 done
 while IFS=$'\t' read -r k tree; do
@@ -218,11 +213,9 @@ declare -A row=() state=() imghash=() secs=() same=()
 for a in $arches; do
 	for k in $(seq 1 "$total"); do
 		[ -z "$force" ] && [ -n "${trees[k - 1]:-}" ] || continue
-		r=$(awk -F'\t' -v a="$a" -v k="$k" '$5 == a && $1 == k' "$prev" | head -1)
-		last=0
-		[ "$k" -lt "$total" ] || last=1
+		r=$(matrix_row "$prev" "$k" "$a")
 		[ -n "$r" ] && cell_key_matches "$r" "${trees[k - 1]}" "${harness[$a]}" \
-			"${tests[$a/$k]}" "$hashed" "$last" && cell_passed "$r" && row[$a/$k]=$r
+			"${tests[$a/$k]}" "$hashed" "$k" "$total" && cell_passed "$r" && row[$a/$k]=$r
 	done
 done
 
@@ -591,7 +584,7 @@ bad=
 for k in $(seq 1 "$total"); do
 	for a in $arches; do
 		[ -n "${finished[$a/$k]:-}" ] || continue
-		r=$(awk -F'\t' -v a="$a" -v k="$k" 'NR > 1 && $5 == a && $1 == k' "$tsv" 2>/dev/null)
+		r=$(matrix_row "$tsv" "$k" "$a" 2>/dev/null)
 		[ -n "$r" ] && cell_passed "$r" && continue
 		bad="$k	${names[k - 1]}	$a	$(cut -f11 <<< "${r:-x	x	x	x	x	x	x	x	x	x	no row}")"
 		break 2
