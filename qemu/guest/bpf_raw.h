@@ -241,6 +241,25 @@ static inline int kallsyms_has(const char *name)
 	return kallsyms_type(name) != 0;
 }
 
+/*
+ * Whether /proc/kallsyms names @name as BPF text ("[bpf]" in its module column: a JIT-ed
+ * program, a trampoline or a dispatcher image), not as the kernel symbol of the same name.
+ */
+static inline int bpf_ksym_has(const char *name)
+{
+	char line[512], sym[256], mod[32];
+	int found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*c %255s %31s", sym, mod) == 2 &&
+			!strcmp(sym, name) && !strcmp(mod, "[bpf]");
+	fclose(f);
+	return found;
+}
+
 /* execmem's debugfs statistics ("NAME VALUE" lines; the series' mm/vmalloc.c) */
 #define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 

@@ -13,14 +13,19 @@
  *                        returns what the subprogram computed, with two JIT-ed functions
  *   kallsyms             /proc/kallsyms names a loaded program at its JIT-ed address
  *   xdp_dispatcher       an XDP program attached to lo (generic XDP, through the BPF
- *                        dispatcher, whose image is execmem text) counts a UDP packet sent
- *                        to 127.0.0.1
+ *                        dispatcher) counts the UDP packets sent to 127.0.0.1
+ *   dispatcher_image     after that attach and detach: on x86_64, whose JIT builds
+ *                        dispatchers, the dispatcher's image (execmem text) is in kallsyms as
+ *                        BPF text; elsewhere there is no such image and the execmem
+ *                        allocations are back where they were before the attach (an image
+ *                        that can never be filled would pin a chunk for the rest of the boot)
  *
  * fleet_load_run_free is skipped on a kernel whose BPF JIT does not use execmem yet: x86
  * with bpf_prog_pack (its allocator is in /proc/kallsyms), an arch whose JIT still takes
  * pages of its own per program (a program's load adds a vmalloc area of
  * bpf_jit_binary_alloc() or bpf_jit_alloc_exec() to /proc/vmallocinfo), or no
- * /sys/kernel/debug/execmem at all.
+ * /sys/kernel/debug/execmem at all. dispatcher_image is skipped outside x86_64 on a kernel
+ * whose dispatcher still takes its image from bpf_prog_pack (6.1 does so on every arch).
  */
 #include <arpa/inet.h>
 #include <net/if.h>
@@ -212,17 +217,64 @@ static int lo_up(int sock)
 	return ioctl(sock, SIOCSIFFLAGS, &ifr) ? -errno : 0;
 }
 
+/* Whether the arch's JIT builds BPF dispatcher images (arch_prepare_bpf_dispatcher()). */
+#ifdef __x86_64__
+#define JIT_HAS_DISPATCHER	1
+#else
+#define JIT_HAS_DISPATCHER	0
+#endif
+
+/*
+ * The execmem allocation count once it is back at @want (the detached program's image is
+ * freed after an RCU grace period, by a work item), waiting at most 10 s; else its last value.
+ */
+static long allocations_back_to(long want)
+{
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	long n = execmem_stat("allocations");
+	int i;
+
+	for (i = 0; i < 100 && n != want; i++) {
+		nanosleep(&ts, NULL);
+		n = execmem_stat("allocations");
+	}
+	return n;
+}
+
+static void dispatcher_image(long before)
+{
+	int image = bpf_ksym_has("bpf_dispatcher_xdp");
+	long after;
+
+	if (JIT_HAS_DISPATCHER) {
+		result(image, "dispatcher_image", "dispatcher image %sin kallsyms as BPF text",
+		       image ? "" : "not ");
+		return;
+	}
+	if (kallsyms_has("bpf_prog_pack_alloc")) {
+		printf("ok %d dispatcher_image # SKIP the dispatcher takes its image from bpf_prog_pack in this tree, on every arch\n",
+		       ++casenum);
+		return;
+	}
+	after = allocations_back_to(before);
+	result(!image && after == before, "dispatcher_image",
+		       "dispatcher image %sin kallsyms as BPF text (want none); execmem allocations %ld before the XDP attach, %ld after the detach",
+		       image ? "" : "not ", before, after);
+}
+
 static void xdp_dispatcher(void)
 {
 	/* map[0]++ ; return XDP_PASS */
 	int map = map_create(BPF_MAP_TYPE_ARRAY, 8, 1), fd = -1, link = -1, sock = -1;
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	long before = settled_allocations();
 	uint64_t count = 0;
 	union bpf_attr a;
 	int i;
 
 	if (map < 0) {
 		result(0, "xdp_dispatcher", "map: %s", strerror(errno));
+		result(0, "dispatcher_image", "no XDP attach");
 		return;
 	}
 	{
@@ -272,9 +324,8 @@ static void xdp_dispatcher(void)
 		nanosleep(&ts, NULL);
 		map_lookup(map, 0, &count);
 	}
-	result(count >= 3 && kallsyms_has("bpf_dispatcher_xdp"), "xdp_dispatcher",
-	       "%llu packets counted (want >= 3), dispatcher image %s in kallsyms",
-	       (unsigned long long)count, kallsyms_has("bpf_dispatcher_xdp") ? "" : "not");
+	result(count >= 3, "xdp_dispatcher", "%llu packets counted (want >= 3)",
+	       (unsigned long long)count);
 out:
 	if (sock >= 0)
 		close(sock);
@@ -283,6 +334,10 @@ out:
 	if (fd >= 0)
 		close(fd);
 	close(map);
+	if (link >= 0)
+		dispatcher_image(before);
+	else
+		result(0, "dispatcher_image", "no XDP attach");
 }
 
 int main(void)
@@ -291,7 +346,7 @@ int main(void)
 	long areas;
 	int fd;
 
-	printf("KTAP version 1\n1..4\n");
+	printf("KTAP version 1\n1..5\n");
 	if (kallsyms_has("bpf_prog_pack_alloc"))
 		why = "the BPF JIT uses bpf_prog_pack in this tree";
 	else if (execmem_stat("allocations") < 0)
