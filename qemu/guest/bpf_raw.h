@@ -220,19 +220,32 @@ static inline long long file_stat(const char *path, const char *key)
 	return found;
 }
 
-/* The kallsyms type letter of @name, or 0 if absent or unreadable. */
-static inline char kallsyms_type(const char *name)
+/*
+ * The kallsyms type letter of @name in module @mod ("[bpf]": BPF text, a JIT-ed program, a
+ * trampoline or a dispatcher image), or of its first entry when @mod is NULL; 0 if absent
+ * or unreadable.
+ */
+static inline char kallsyms_type_in(const char *name, const char *mod)
 {
-	char line[512], sym[256], type, found = 0;
+	char line[512], sym[256], m[32], type, found = 0;
 	FILE *f = fopen("/proc/kallsyms", "r");
+	int n;
 
 	if (!f)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %c %255s", &type, sym) == 2 && !strcmp(sym, name))
+	while (!found && fgets(line, sizeof(line), f)) {
+		n = sscanf(line, "%*s %c %255s %31s", &type, sym, m);
+		if (n >= 2 && !strcmp(sym, name) && (!mod || (n == 3 && !strcmp(m, mod))))
 			found = type;
+	}
 	fclose(f);
 	return found;
+}
+
+/* The kallsyms type letter of @name, or 0 if absent or unreadable. */
+static inline char kallsyms_type(const char *name)
+{
+	return kallsyms_type_in(name, NULL);
 }
 
 /* Whether /proc/kallsyms names @name (any type). */
@@ -241,23 +254,10 @@ static inline int kallsyms_has(const char *name)
 	return kallsyms_type(name) != 0;
 }
 
-/*
- * Whether /proc/kallsyms names @name as BPF text ("[bpf]" in its module column: a JIT-ed
- * program, a trampoline or a dispatcher image), not as the kernel symbol of the same name.
- */
+/* Whether /proc/kallsyms names @name as BPF text, not as the kernel symbol of that name. */
 static inline int bpf_ksym_has(const char *name)
 {
-	char line[512], sym[256], mod[32];
-	int found = 0;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %*c %255s %31s", sym, mod) == 2 &&
-			!strcmp(sym, name) && !strcmp(mod, "[bpf]");
-	fclose(f);
-	return found;
+	return kallsyms_type_in(name, "[bpf]") != 0;
 }
 
 /* execmem's debugfs statistics ("NAME VALUE" lines; the series' mm/vmalloc.c) */

@@ -224,23 +224,6 @@ static int lo_up(int sock)
 #define JIT_HAS_DISPATCHER	0
 #endif
 
-/*
- * The execmem allocation count once it is back at @want (the detached program's image is
- * freed after an RCU grace period, by a work item), waiting at most 10 s; else its last value.
- */
-static long allocations_back_to(long want)
-{
-	struct timespec ts = { 0, 100 * 1000 * 1000 };
-	long n = execmem_stat("allocations");
-	int i;
-
-	for (i = 0; i < 100 && n != want; i++) {
-		nanosleep(&ts, NULL);
-		n = execmem_stat("allocations");
-	}
-	return n;
-}
-
 static void dispatcher_image(long before)
 {
 	int image = bpf_ksym_has("bpf_dispatcher_xdp");
@@ -256,10 +239,10 @@ static void dispatcher_image(long before)
 		       ++casenum);
 		return;
 	}
-	after = allocations_back_to(before);
+	after = wait_allocations(before);
 	result(!image && after == before, "dispatcher_image",
-		       "dispatcher image %sin kallsyms as BPF text (want none); execmem allocations %ld before the XDP attach, %ld after the detach",
-		       image ? "" : "not ", before, after);
+	       "dispatcher image %sin kallsyms as BPF text (want none); execmem allocations %ld before the XDP attach, %ld after the detach",
+	       image ? "" : "not ", before, after);
 }
 
 static void xdp_dispatcher(void)
@@ -274,8 +257,7 @@ static void xdp_dispatcher(void)
 
 	if (map < 0) {
 		result(0, "xdp_dispatcher", "map: %s", strerror(errno));
-		result(0, "dispatcher_image", "no XDP attach");
-		return;
+		goto out;
 	}
 	{
 		const struct bpf_insn insns[] = {
@@ -333,7 +315,8 @@ out:
 		close(link);
 	if (fd >= 0)
 		close(fd);
-	close(map);
+	if (map >= 0)
+		close(map);
 	if (link >= 0)
 		dispatcher_image(before);
 	else
