@@ -88,7 +88,7 @@ frags+=("${extra_frags[@]}")
 # unchanged config never dirties the real build.
 kmake "$src" O="$cfgdir" -s tinyconfig >/dev/null
 cp "$cfgdir/.config" "$cfgdir/tiny.config"
-(cd "$src" && ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="${CROSS}gcc" \
+(cd "$src" && ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$(kcc)" LLVM="${LLVM:-}" \
 	scripts/kconfig/merge_config.sh -O "$cfgdir" "$cfgdir/tiny.config" "${frags[@]}" \
 	>"$cfgdir/merge.log" 2>&1) || { cat "$cfgdir/merge.log" >&2; die "merge_config.sh failed"; }
 

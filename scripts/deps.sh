@@ -23,7 +23,7 @@ pkgs="make gcc git python3 jq bc flex bison cpio gzip xz-utils kmod libelf-dev l
 	dwarves ccache gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
 	libc6-dev-arm64-cross libc6-dev-riscv64-cross
 	qemu-system-x86 qemu-system-arm qemu-system-misc opensbi
-	busybox-static quilt b4 gnuplot-nox shellcheck zlib1g-dev dpkg-dev clang llvm rsync
+	busybox-static quilt b4 gnuplot-nox shellcheck zlib1g-dev dpkg-dev clang llvm lld rsync
 	libelf-dev:arm64 zlib1g-dev:arm64"
 # The BPF selftest runners link libelf and zlib statically: arm64's come from Debian's
 # multiarch packages (scripts/build-selftests.sh); riscv64's are built from Debian's source

@@ -49,6 +49,7 @@ load_arch() {
 	SELFTESTS=
 	SELFTEST_SRC_PKGS=
 	DEBUG_FRAGMENTS=
+	LLVM=
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	# A debug build (KSERIES_DEBUG set: qemu/config/debug.config) has its own build and
 	# output directories, so that it never dirties the plain incremental build.
@@ -163,13 +164,21 @@ bench_options() {
 	bench_words=("$@")
 }
 
+# kcc: the kernel compiler of the loaded arch: clang where its file sets LLVM (the kernel's
+# LLVM=1 toolchain, for the sanitizers only clang has), else its cross gcc.
+kcc() {
+	if [ -n "${LLVM:-}" ]; then echo clang; else echo "${CROSS}gcc"; fi
+}
+
 # kmake SRC MAKE-ARGS...: make in the kernel tree SRC for the loaded arch (load_arch), with
-# its cross compiler through ccache.
+# its compiler (kcc) through ccache.
 kmake() {
-	local src=$1
+	local src=$1 hostcc=gcc
+
 	shift
-	make -C "$src" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="ccache ${CROSS}gcc" \
-		HOSTCC="ccache gcc" "$@"
+	[ -z "${LLVM:-}" ] || hostcc=clang
+	make -C "$src" ARCH="$KARCH" CROSS_COMPILE="$CROSS" ${LLVM:+LLVM=1} CC="ccache $(kcc)" \
+		HOSTCC="ccache $hostcc" "$@"
 }
 
 # config_requests FRAGMENT...: one line "CONFIG_X<TAB>fragment name<TAB>request" for every

@@ -6,7 +6,7 @@ Unit tests of the harness itself, without booting: scripts/report.sh on saved co
 (tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
 expected failure that passed, KTAP of built-in KUnit before the guest's own), unknown ARCH names, a series whose patch does not apply, a re-apply that keeps mtimes, quilt
 against git am and the export round trip on a fixture series, a
-kconfig fragment whose option a dependency drops, the mail gates on a fixture series with a
+kconfig fragment whose option a dependency drops, an arch file building with clang (KMSAN), the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
 kernel-doc warning, a stale cover letter, the guest programs compiling for every arch, the
 pinned Debian sources fetched into an empty cache (and a changed sum or missing file refused),
@@ -201,6 +201,16 @@ expect apply_keeps_mtimes 0 'kept its mtime' mtimes_survive
 # A fragment option that a dependency drops is an error naming it (config stage only).
 expect build_dropped_option 1 'CONFIG_KASAN_SW_TAGS=y \(from dropped.config' \
 	"$R/scripts/build.sh" --config-only --fragment "$F/dropped.config" x86_64
+
+# An arch file that sets LLVM configures with clang: x86_64-kmsan gets KMSAN, which only a
+# clang build offers (config stage only).
+kmsan_config() {
+	local cfg
+	"$R/scripts/build.sh" --config-only x86_64-kmsan || return 1
+	cfg=$(. "$R/scripts/lib.sh" && echo "$KS_CACHE")/config/x86_64-kmsan/.config
+	grep -x -e CONFIG_CC_IS_CLANG=y -e CONFIG_KMSAN=y "$cfg"
+}
+expect kmsan_config_clang 0 'CONFIG_KMSAN=y' kmsan_config
 
 # Mail gates: each planted defect of the lint fixture series is named with its patch.
 L=$F/series-lint
