@@ -162,11 +162,11 @@ static inline int pkt_test_run(int fd, uint32_t repeat, uint32_t *retval, uint32
 }
 
 /*
- * Load a GPL socket filter of @adds + 2 instructions returning @id + @adds (r0 = @id, then
- * @adds times r0 += 1: about 4 bytes of JIT-ed code each), without a verifier log (a
- * level-1 log of thousands of instructions would not fit); the fd, or -errno.
+ * Load a GPL socket filter of @adds + 2 instructions returning @id + @adds * @imm (r0 = @id,
+ * then @adds times r0 += @imm), without a verifier log (a level-1 log of thousands of
+ * instructions would not fit); the fd, or -errno.
  */
-static inline int load_sized_filter(int id, int adds)
+static inline int load_add_filter(int id, int adds, int32_t imm)
 {
 	struct bpf_insn *insns = malloc((adds + 2) * sizeof(*insns));
 	union bpf_attr a;
@@ -176,7 +176,7 @@ static inline int load_sized_filter(int id, int adds)
 		return -ENOMEM;
 	insns[0] = MOV64_IMM(0, id);
 	for (i = 1; i <= adds; i++)
-		insns[i] = ADD64_IMM(0, 1);
+		insns[i] = ADD64_IMM(0, imm);
 	insns[adds + 1] = EXIT();
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
@@ -188,6 +188,12 @@ static inline int load_sized_filter(int id, int adds)
 		fd = -errno;
 	free(insns);
 	return fd;
+}
+
+/* load_add_filter() adding 1: about 4 bytes of JIT-ed code per instruction. */
+static inline int load_sized_filter(int id, int adds)
+{
+	return load_add_filter(id, adds, 1);
 }
 
 /*

@@ -178,6 +178,39 @@ static inline uint32_t btf_struct_member(const struct btf_funcs *bf, const char 
 }
 
 /*
+ * Byte offset of the member @member_name of the struct @name in the blob btf_funcs_load()
+ * read into @bf; -1 if there is no such struct or member, or the member is a bitfield.
+ */
+static inline long btf_member_offset(const struct btf_funcs *bf, const char *name,
+				     const char *member_name)
+{
+	const struct btf_header *h = (const void *)bf->data;
+	const char *types = bf->data + h->hdr_len + h->type_off, *p = types;
+	uint32_t id = btf_struct_member(bf, name, member_name, &(int){ 0 }), i, off;
+	const struct btf_type *t;
+	const struct btf_member *m;
+
+	if (!id)
+		return -1;
+	/* Walk to type @id again: btf_struct_member() returns ids, not pointers. */
+	for (i = 1; i < id; i++) {
+		t = (const void *)p;
+		p += sizeof(*t) + btf_extra(BTF_INFO_KIND(t->info), BTF_INFO_VLEN(t->info));
+	}
+	t = (const void *)p;
+	m = (const void *)(t + 1);
+	for (i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		if (strcmp(bf->strs + m[i].name_off, member_name))
+			continue;
+		off = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		if (off % 8 || (BTF_INFO_KFLAG(t->info) && BTF_MEMBER_BITFIELD_SIZE(m[i].offset)))
+			return -1;
+		return off / 8;
+	}
+	return -1;
+}
+
+/*
  * Whether the line list in @text (one "name [extra]" per line, as in ftrace's
  * available_filter_functions and enabled_functions) has @name as a word at a line start.
  */

@@ -11,7 +11,17 @@
  *                        them all and wait for the allocations to go back to where they were
  *   subprog_call         a program calling a subprogram (bpf2bpf: the JIT's extra pass)
  *                        returns what the subprogram computed, with two JIT-ed functions
+ *   subprog_fault        a subprogram whose load through a NULL BTF pointer faults
+ *                        (BPF_PROBE_MEM) returns what the exception fixup gives (0 read):
+ *                        the JIT found the exception table after the extra pass (x86-64
+ *                        reads 0 without a fault; skipped without vmlinux BTF)
  *   kallsyms             /proc/kallsyms names a loaded program at its JIT-ed address
+ *   large_image          a program whose JIT-ed code is larger than 2 MiB, more than one
+ *                        execmem chunk holds (the instruction count measured on this arch's
+ *                        JIT): it loads, returns the right value, its image is a vmalloc area
+ *                        of its own (not execmem: the allocation count does not move), no
+ *                        kernel mapping is writable and executable while it is loaded
+ *                        (ptdump, where the guest has it), and closing it frees the area
  *   xdp_dispatcher       an XDP program attached to lo (generic XDP, through the BPF
  *                        dispatcher) counts the UDP packets sent to 127.0.0.1
  *   dispatcher_image     after that attach and detach: on x86_64, whose JIT builds
@@ -34,11 +44,19 @@
 #include <sys/socket.h>
 #include <time.h>
 #include "../bpf_raw.h"
+#include "../fentry_raw.h"
 #include "../ktap.h"
+#include "../ptdump.h"
 
 #define NPROGS		100
 #define LOG_SIZE	65536
 #define MAX_ADDS	16000	/* instructions of the largest programs: 64 kB of code */
+#define LARGE_IMM	0x12345678	/* an immediate wider than any JIT's short add encoding */
+#define LARGE_PROBE	4096		/* instructions of the program measuring bytes per add */
+#define LARGE_BYTES	(2304 * 1024)	/* code of large_image: a quarter above 2 MiB */
+#define LARGE_MIN_AREA	(2048 * 1024 + 4096)	/* larger than any execmem chunk */
+#define LARGE_SLACK	(64 * 1024)	/* an image's area: header, alignment, guard page */
+#define LARGE_MAX_AREAS	256
 
 static char logbuf[LOG_SIZE];
 
@@ -178,6 +196,66 @@ static void subprog_call(void)
 	close(fd);
 }
 
+/*
+ * A subprogram's faulting load of a BTF pointer (BPF_PROBE_MEM) is fixed up through the
+ * exception table the JIT relocated from its RW buffer in the extra pass; a wrong table
+ * oopses instead. current->pi_blocked_on is NULL outside a PI futex wait: reading through it
+ * faults and reads 0 on arm64 and riscv64. x86-64's JIT tests the address first and reads 0
+ * without a fault, so there the case checks the result only.
+ */
+static void subprog_fault(void)
+{
+	struct btf_funcs bf;
+	long off = btf_funcs_load(&bf) ? -1 : btf_member_offset(&bf, "task_struct",
+								 "pi_blocked_on");
+	/* main: r0 = sub(); exit;  sub: r0 = *(*(current + off)) + 7; exit */
+	const struct bpf_insn insns[] = {
+		INSN(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 1),
+		EXIT(),
+		CALL(BPF_FUNC_get_current_task_btf),
+		INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 0, (int16_t)off, 0),
+		INSN(BPF_LDX | BPF_MEM | BPF_DW, 0, 1, 0, 0),
+		ADD64_IMM(0, 7),
+		EXIT(),
+	};
+	uint64_t ctx[1] = { 0 }, ksyms[2];
+	struct bpf_prog_info info;
+	union bpf_attr a;
+	uint32_t lens[2];
+	int fd;
+
+	if (!bf.data && access("/sys/kernel/btf/vmlinux", F_OK)) {
+		printf("ok %d subprog_fault # SKIP no vmlinux BTF in this build\n", ++casenum);
+		return;
+	}
+	free(bf.data);
+	free(bf.ids);
+	free(bf.names);
+	free(bf.nargs);
+	if (off < 0 || off > INT16_MAX) {
+		result(0, "subprog_fault", "no offset of task_struct.pi_blocked_on in the vmlinux BTF");
+		return;
+	}
+	fd = prog_load_type(BPF_PROG_TYPE_RAW_TRACEPOINT, insns, sizeof(insns) / sizeof(insns[0]),
+			    logbuf, LOG_SIZE);
+	if (fd < 0) {
+		result(0, "subprog_fault", "load: %s; verifier log: %.300s", strerror(-fd), logbuf);
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = fd;
+	a.test.ctx_in = (uintptr_t)ctx;
+	a.test.ctx_size_in = sizeof(ctx);
+	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
+		a.test.retval = -errno;
+	if (prog_info(fd, &info, ksyms, lens, 2))
+		info.nr_jited_func_lens = 0;
+	result(a.test.retval == 7 && info.nr_jited_func_lens == 2, "subprog_fault",
+	       "returned %d (want 7: the faulting load read 0), %u JIT-ed functions (want 2)",
+	       (int)a.test.retval, info.nr_jited_func_lens);
+	close(fd);
+}
+
 static void kallsyms_case(void)
 {
 	char line[512], want[32], sym[256];
@@ -199,6 +277,132 @@ static void kallsyms_case(void)
 	if (f)
 		fclose(f);
 	result(found, "kallsyms", "a bpf_prog_ symbol at %s: %s", want, found ? sym : "none");
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Sizes of the vmalloc areas of at least LARGE_MIN_AREA bytes in /proc/vmallocinfo, at most
+ * @max of them into @sizes, each printed as a diagnostic line if @show; how many there are,
+ * -1 if unreadable.
+ */
+static long large_areas(unsigned long *sizes, long max, int show)
+{
+	unsigned long size;
+	char line[512];
+	long n = 0;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+
+	if (!f)
+		return -1;
+	/*
+	 * The range may print as 0x(____ptrval____)-...: only the size after it is read.
+	 * Freed areas waiting for a lazy purge are listed too: not counted.
+	 */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %lu", &size) == 1 && size >= LARGE_MIN_AREA &&
+		    !strstr(line, "unpurged")) {
+			if (n < max)
+				sizes[n] = size;
+			n++;
+			if (show)
+				printf("# large_image: area %s", line);
+		}
+	fclose(f);
+	return n;
+}
+
+/*
+ * How many areas of /proc/vmallocinfo (or of @sizes, the @n from large_areas(), if @sizes)
+ * can hold a JIT image of @len bytes: its header and guard page included, at most
+ * LARGE_SLACK bytes more. The program's instructions take an area of their own, larger than
+ * LARGE_MIN_AREA on x86_64, whose size is far from that of the image.
+ */
+static long image_areas(const unsigned long *sizes, long n, unsigned long len)
+{
+	unsigned long now[LARGE_MAX_AREAS];
+	long i, c = 0;
+
+	if (!sizes) {
+		n = large_areas(now, LARGE_MAX_AREAS, 0);
+		sizes = now;
+	}
+	if (n < 0 || n > LARGE_MAX_AREAS)
+		return -1;
+	for (i = 0; i < n; i++)
+		c += sizes[i] > len && sizes[i] <= len + LARGE_SLACK;
+	return c;
+}
+
+/* Wait up to 20 s for image_areas() of @len to drop to @want; the last count. */
+static long wait_image_areas(unsigned long len, long want)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	long n = image_areas(NULL, 0, len);
+	int i;
+
+	for (i = 0; i < 400 && n != want; i++) {
+		nanosleep(&ts, NULL);
+		n = image_areas(NULL, 0, len);
+	}
+	return n;
+}
+
+static void large_image(void)
+{
+	static unsigned long before[LARGE_MAX_AREAS];
+	long allocs = settled_allocations(), nbefore, areas, loaded, during, after, wx = 0;
+	long ranges = 0;
+	const char *ptdump = ptdump_path();
+	struct bpf_prog_info info;
+	int fd, adds, per;
+	uint32_t len, want;
+	uint64_t ksym;
+	char first[512] = "";
+	long ret;
+
+	fd = load_add_filter(0, LARGE_PROBE, LARGE_IMM);
+	if (fd < 0 || prog_info(fd, &info, &ksym, &len, 1) || !info.jited_prog_len) {
+		result(0, "large_image", "probe of %d adds not loaded or not JIT-ed: %s",
+		       LARGE_PROBE, fd < 0 ? strerror(-fd) : "no JIT-ed length");
+		goto out;
+	}
+	close(fd);
+	wait_allocations(allocs);
+	/* Rounded down: the prologue is in the probe's length; more adds, never fewer. */
+	per = info.jited_prog_len / LARGE_PROBE ? info.jited_prog_len / LARGE_PROBE : 1;
+	adds = LARGE_BYTES / per + 1;
+	want = (uint32_t)((uint64_t)adds * LARGE_IMM);
+	nbefore = large_areas(before, LARGE_MAX_AREAS, 0);
+	fd = load_add_filter(0, adds, LARGE_IMM);
+	if (fd < 0) {
+		result(0, "large_image", "%d adds (%d bytes each) not loaded: %s", adds, per,
+		       strerror(-fd));
+		return;
+	}
+	ret = test_run(fd);
+	if (prog_info(fd, &info, &ksym, &len, 1))
+		info.jited_prog_len = 0;
+	large_areas(NULL, 0, 1);
+	areas = image_areas(before, nbefore, info.jited_prog_len);
+	loaded = image_areas(NULL, 0, info.jited_prog_len);
+	during = execmem_stat("allocations");
+	if (ptdump)
+		wx = ptdump_wx(ptdump, &ranges, first, sizeof(first));
+	close(fd);
+	fd = -1;
+	printf("# large_image: %d adds, %u bytes JIT-ed, returned %ld (want %u), vmalloc areas that fit the image %ld -> %ld, %s: %ld ranges, %ld W+X %s\n",
+	       adds, info.jited_prog_len, ret, want, areas, loaded,
+	       ptdump ? ptdump : "no ptdump", ranges, wx, first);
+	after = wait_image_areas(info.jited_prog_len, areas);
+	if (after != areas)
+		large_areas(NULL, 0, 1);
+	result(ret == want && info.jited_prog_len > 2048 * 1024 && areas >= 0 &&
+	       loaded == areas + 1 && wx == 0 && during == allocs && after == areas,
+	       "large_image",
+	       "execmem allocations %ld before, %ld while loaded (want no change); areas that fit the image %ld after closing (want %ld)",
+	       allocs, during, after, areas);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -329,7 +533,7 @@ int main(void)
 	long areas;
 	int fd;
 
-	printf("KTAP version 1\n1..5\n");
+	printf("KTAP version 1\n1..7\n");
 	if (kallsyms_has("bpf_prog_pack_alloc"))
 		why = "the BPF JIT uses bpf_prog_pack in this tree";
 	else if (execmem_stat("allocations") < 0)
@@ -345,7 +549,9 @@ int main(void)
 	else
 		fleet_load_run_free();
 	subprog_call();
+	subprog_fault();
 	kallsyms_case();
+	large_image();
 	xdp_dispatcher();
 	return failures ? 1 : 0;
 }

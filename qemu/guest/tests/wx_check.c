@@ -19,59 +19,26 @@
 #include <unistd.h>
 #include <sys/klog.h>
 #include "../ktap.h"
+#include "../ptdump.h"
 
 #define SYSLOG_ACTION_READ_ALL		3
 #define SYSLOG_ACTION_SIZE_BUFFER	10
 
-/* ptdump of the kernel page tables: x86; arm64 and riscv */
-static const char *const ptdump_files[] = {
-	"/sys/kernel/debug/page_tables/kernel",
-	"/sys/kernel/debug/kernel_page_tables",
-};
-
-/* Whether the ptdump line @line maps its range both writable and executable. */
-static int line_is_wx(const char *line)
-{
-	char copy[512], *tok, *save;
-	int w = 0, x = 0;
-
-	snprintf(copy, sizeof(copy), "%s", line);
-	for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
-		w |= !strcmp(tok, "RW") || !strcmp(tok, "W");
-		x |= !strcmp(tok, "x") || !strcmp(tok, "X");
-	}
-	return w && x;
-}
-
 static void runtime_wx(void)
 {
-	char line[512], first[512] = "";
-	long ranges = 0, wx = 0;
-	const char *path = NULL;
-	unsigned int i;
-	FILE *f;
+	const char *path = ptdump_path();
+	char first[512];
+	long ranges, wx;
 
-	for (i = 0; i < sizeof(ptdump_files) / sizeof(ptdump_files[0]) && !path; i++)
-		if (!access(ptdump_files[i], R_OK))
-			path = ptdump_files[i];
 	if (!path) {
 		printf("ok %d runtime_wx_mappings # SKIP no ptdump in debugfs (CONFIG_PTDUMP_DEBUGFS off)\n",
 		       ++casenum);
 		return;
 	}
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0x", 2))
-			continue;
-		ranges++;
-		if (line_is_wx(line) && !wx++)
-			snprintf(first, sizeof(first), "%s", line);
-	}
-	if (f)
-		fclose(f);
+	wx = ptdump_wx(path, &ranges, first, sizeof(first));
 	result(ranges > 0 && wx == 0, "runtime_wx_mappings",
-	       "%s: %ld ranges, %ld writable and executable%s%.*s", path, ranges, wx,
-	       wx ? "; first: " : "", (int)strcspn(first, "\n"), first);
+	       "%s: %ld ranges, %ld writable and executable%s%s", path, ranges, wx,
+	       wx ? "; first: " : "", first);
 }
 
 int main(void)
