@@ -162,6 +162,31 @@ static inline int pkt_test_run(int fd, uint32_t repeat, uint32_t *retval, uint32
 }
 
 /*
+ * BPF_PROG_TEST_RUN of @fd once on the context @ctx of @size bytes (the arguments of a
+ * raw_tp or struct_ops program), on CPU @cpu if it is not negative. Returns 0 with the
+ * program's return value in *@retval, or -errno (*@retval then 0).
+ */
+static inline int ctx_test_run(int fd, const void *ctx, uint32_t size, int cpu,
+			       uint32_t *retval)
+{
+	union bpf_attr a;
+
+	*retval = 0;
+	memset(&a, 0, sizeof(a));
+	a.test.prog_fd = fd;
+	a.test.ctx_in = (uintptr_t)ctx;
+	a.test.ctx_size_in = size;
+	if (cpu >= 0) {
+		a.test.flags = BPF_F_TEST_RUN_ON_CPU;
+		a.test.cpu = cpu;
+	}
+	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
+		return -errno;
+	*retval = a.test.retval;
+	return 0;
+}
+
+/*
  * Load a GPL socket filter of @adds + 2 instructions returning @id + @adds * @imm (r0 = @id,
  * then @adds times r0 += @imm), without a verifier log (a level-1 log of thousands of
  * instructions would not fit); the fd, or -errno.

@@ -147,34 +147,47 @@ static inline uint32_t btf_func_id(const struct btf_funcs *bf, const char *name)
 }
 
 /*
+ * The struct @name in the blob btf_funcs_load() read into @bf, or NULL; its type id into
+ * *@id.
+ */
+static inline const struct btf_type *btf_struct_find(const struct btf_funcs *bf,
+						     const char *name, uint32_t *id)
+{
+	const struct btf_header *h = (const void *)bf->data;
+	const char *p = bf->data + h->hdr_len + h->type_off, *end = p + h->type_len;
+
+	for (*id = 1; p + sizeof(struct btf_type) <= end; (*id)++) {
+		const struct btf_type *t = (const void *)p;
+		long extra = btf_extra(BTF_INFO_KIND(t->info), BTF_INFO_VLEN(t->info));
+
+		if (extra < 0)
+			return NULL;
+		if (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT &&
+		    !strcmp(bf->strs + t->name_off, name))
+			return t;
+		p += sizeof(*t) + extra;
+	}
+	return NULL;
+}
+
+/*
  * BTF type id of the struct @name in the blob btf_funcs_load() read into @bf, or 0; with
  * *@member set to the index of its member @member_name (-1 if it has none of that name).
  */
 static inline uint32_t btf_struct_member(const struct btf_funcs *bf, const char *name,
 					 const char *member_name, int *member)
 {
-	const struct btf_header *h = (const void *)bf->data;
-	const char *p = bf->data + h->hdr_len + h->type_off, *end = p + h->type_len;
-	uint32_t id = 1, i;
+	uint32_t id, i;
+	const struct btf_type *t = btf_struct_find(bf, name, &id);
+	const struct btf_member *m = (const void *)(t + 1);
 
 	*member = -1;
-	for (; p + sizeof(struct btf_type) <= end; id++) {
-		const struct btf_type *t = (const void *)p;
-		long extra = btf_extra(BTF_INFO_KIND(t->info), BTF_INFO_VLEN(t->info));
-		const struct btf_member *m = (const void *)(t + 1);
-
-		if (extra < 0)
-			return 0;
-		if (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT &&
-		    !strcmp(bf->strs + t->name_off, name)) {
-			for (i = 0; i < BTF_INFO_VLEN(t->info); i++)
-				if (!strcmp(bf->strs + m[i].name_off, member_name))
-					*member = i;
-			return id;
-		}
-		p += sizeof(*t) + extra;
-	}
-	return 0;
+	if (!t)
+		return 0;
+	for (i = 0; i < BTF_INFO_VLEN(t->info); i++)
+		if (!strcmp(bf->strs + m[i].name_off, member_name))
+			*member = i;
+	return id;
 }
 
 /*
@@ -184,22 +197,11 @@ static inline uint32_t btf_struct_member(const struct btf_funcs *bf, const char 
 static inline long btf_member_offset(const struct btf_funcs *bf, const char *name,
 				     const char *member_name)
 {
-	const struct btf_header *h = (const void *)bf->data;
-	const char *types = bf->data + h->hdr_len + h->type_off, *p = types;
-	uint32_t id = btf_struct_member(bf, name, member_name, &(int){ 0 }), i, off;
-	const struct btf_type *t;
-	const struct btf_member *m;
+	uint32_t id, i, off;
+	const struct btf_type *t = btf_struct_find(bf, name, &id);
+	const struct btf_member *m = (const void *)(t + 1);
 
-	if (!id)
-		return -1;
-	/* Walk to type @id again: btf_struct_member() returns ids, not pointers. */
-	for (i = 1; i < id; i++) {
-		t = (const void *)p;
-		p += sizeof(*t) + btf_extra(BTF_INFO_KIND(t->info), BTF_INFO_VLEN(t->info));
-	}
-	t = (const void *)p;
-	m = (const void *)(t + 1);
-	for (i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+	for (i = 0; t && i < BTF_INFO_VLEN(t->info); i++) {
 		if (strcmp(bf->strs + m[i].name_off, member_name))
 			continue;
 		off = BTF_INFO_KFLAG(t->info) ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;

@@ -220,9 +220,8 @@ static void subprog_fault(void)
 	};
 	uint64_t ctx[1] = { 0 }, ksyms[2];
 	struct bpf_prog_info info;
-	union bpf_attr a;
-	uint32_t lens[2];
-	int fd;
+	uint32_t lens[2], ret;
+	int fd, err;
 
 	if (!bf.data && access("/sys/kernel/btf/vmlinux", F_OK)) {
 		printf("ok %d subprog_fault # SKIP no vmlinux BTF in this build\n", ++casenum);
@@ -242,17 +241,14 @@ static void subprog_fault(void)
 		result(0, "subprog_fault", "load: %s; verifier log: %.300s", strerror(-fd), logbuf);
 		return;
 	}
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = fd;
-	a.test.ctx_in = (uintptr_t)ctx;
-	a.test.ctx_size_in = sizeof(ctx);
-	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
-		a.test.retval = -errno;
+	err = ctx_test_run(fd, ctx, sizeof(ctx), -1, &ret);
+	if (err)
+		ret = err;
 	if (prog_info(fd, &info, ksyms, lens, 2))
 		info.nr_jited_func_lens = 0;
-	result(a.test.retval == 7 && info.nr_jited_func_lens == 2, "subprog_fault",
+	result(ret == 7 && info.nr_jited_func_lens == 2, "subprog_fault",
 	       "returned %d (want 7: the faulting load read 0), %u JIT-ed functions (want 2)",
-	       (int)a.test.retval, info.nr_jited_func_lens);
+	       (int)ret, info.nr_jited_func_lens);
 	close(fd);
 }
 

@@ -61,18 +61,8 @@ static int prog_load(const struct bpf_insn *insns, int n)
 static int prog_run_on(int fd, int cpu, uint32_t *ret)
 {
 	uint64_t ctx[1] = { 0 };
-	union bpf_attr a;
 
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = fd;
-	a.test.ctx_in = (uintptr_t)ctx;
-	a.test.ctx_size_in = sizeof(ctx);
-	a.test.flags = BPF_F_TEST_RUN_ON_CPU;
-	a.test.cpu = cpu;
-	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
-		return -errno;
-	*ret = a.test.retval;
-	return 0;
+	return ctx_test_run(fd, ctx, sizeof(ctx), cpu, ret);
 }
 
 /*

@@ -200,9 +200,8 @@ static void struct_ops_run(void)
 	};
 	uint64_t args[5] = { 0, 20, 300, 4, 5000 };
 	struct btf_funcs bf;
-	union bpf_attr a;
-	uint32_t st;
-	int member, fd;
+	uint32_t st, ret;
+	int member, fd, err;
 
 #ifdef __riscv
 	printf("ok %d struct_ops_run # SKIP no BPF trampolines on riscv64 in 6.1\n", ++casenum);
@@ -219,15 +218,12 @@ static void struct_ops_run(void)
 		result(0, "struct_ops_run", "load: %s: %.300s", strerror(-fd), logbuf);
 		return;
 	}
-	memset(&a, 0, sizeof(a));
-	a.test.prog_fd = fd;
-	a.test.ctx_in = (uintptr_t)args;
-	a.test.ctx_size_in = sizeof(args);
-	if (sys_bpf(BPF_PROG_TEST_RUN, &a))
-		result(0, "struct_ops_run", "BPF_PROG_TEST_RUN: %s", strerror(errno));
+	err = ctx_test_run(fd, args, sizeof(args), -1, &ret);
+	if (err)
+		result(0, "struct_ops_run", "BPF_PROG_TEST_RUN: %s", strerror(-err));
 	else
-		result(a.test.retval == 5020, "struct_ops_run",
-		       "test_2(NULL, 20, 300, 4, 5000) returned %u (want 5020)", a.test.retval);
+		result(ret == 5020, "struct_ops_run",
+		       "test_2(NULL, 20, 300, 4, 5000) returned %u (want 5020)", ret);
 	close(fd);
 }
 
