@@ -295,6 +295,23 @@ static inline int bpf_ksym_has(const char *name)
 #define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 
 /*
+ * Wait up to 20 s for the execmem statistic @key to drop to @want (programs and their
+ * chunks are freed after an RCU grace period); its last value, -1 if unreadable.
+ */
+static inline long execmem_wait_below(const char *key, long want)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	long n = file_stat(EXECMEM_STATS, key);
+	int i;
+
+	for (i = 0; i < 400 && n > want; i++) {
+		nanosleep(&ts, NULL);
+		n = file_stat(EXECMEM_STATS, key);
+	}
+	return n;
+}
+
+/*
  * The execmem allocation count once it has not changed for 200 ms (programs and
  * trampolines of earlier tests are freed after an RCU grace period, by a work item),
  * waiting at most 10 s; -1 if EXECMEM_STATS cannot be read.

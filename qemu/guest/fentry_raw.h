@@ -295,6 +295,40 @@ static inline int fentry_load(enum bpf_attach_type attach_type, uint32_t btf_id,
 				sizeof(insns) / sizeof(insns[0]), log, log_size);
 }
 
+/*
+ * Load a struct_ops program for bpf_dummy_ops.test_2 returning a1 + a4, which
+ * BPF_PROG_TEST_RUN runs through a trampoline the kernel generates (and frees) per run:
+ * with the context { 0, a1, a2, a3, a4 } it returns a1 + a4. Returns the fd or -errno
+ * (-ENOENT without bpf_dummy_ops.test_2 in the vmlinux BTF); the verifier log goes to @log.
+ */
+static inline int dummy_ops_load(char *log, unsigned int log_size)
+{
+	const struct bpf_insn insns[] = {
+		LDX_DW(BPF_REG_2, BPF_REG_1, 8),	/* a1 (int) */
+		INSN(BPF_ALU | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_2, 0, 0),	/* w2 = w2 */
+		LDX_DW(BPF_REG_3, BPF_REG_1, 32),	/* a4 (unsigned long) */
+		MOV64_REG(BPF_REG_0, BPF_REG_2),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_X, BPF_REG_0, BPF_REG_3, 0, 0),
+		EXIT(),
+	};
+	struct btf_funcs bf;
+	uint32_t st = 0;
+	int member = -1;
+
+	log[0] = '\0';
+	if (!btf_funcs_load(&bf)) {
+		st = btf_struct_member(&bf, "bpf_dummy_ops", "test_2", &member);
+		free(bf.data);
+		free(bf.ids);
+		free(bf.names);
+		free(bf.nargs);
+	}
+	if (!st || member < 0)
+		return -ENOENT;
+	return prog_load_attach(BPF_PROG_TYPE_STRUCT_OPS, member, st, insns,
+				sizeof(insns) / sizeof(insns[0]), log, log_size);
+}
+
 /* Attach one tracing program to the function it was loaded for: the link fd or -errno. */
 static inline int fentry_attach(int prog_fd, enum bpf_attach_type attach_type)
 {

@@ -110,15 +110,7 @@ static int prog_info(int fd, struct bpf_prog_info *info, uint64_t *ksyms, uint32
 /* Wait up to 20 s for the execmem allocation count to drop to @want; the last count. */
 static long wait_allocations(long want)
 {
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
-	long n = execmem_stat("allocations");
-	int i;
-
-	for (i = 0; i < 400 && n > want; i++) {
-		nanosleep(&ts, NULL);
-		n = execmem_stat("allocations");
-	}
-	return n;
+	return execmem_wait_below("allocations", want);
 }
 
 static void fleet_load_run_free(void)

@@ -190,30 +190,19 @@ out:
 
 static void struct_ops_run(void)
 {
-	const struct bpf_insn insns[] = {
-		LDX_DW(BPF_REG_2, BPF_REG_1, 8),	/* a1 (int) */
-		INSN(BPF_ALU | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_2, 0, 0),	/* w2 = w2 */
-		LDX_DW(BPF_REG_3, BPF_REG_1, 32),	/* a4 (unsigned long) */
-		MOV64_REG(BPF_REG_0, BPF_REG_2),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_X, BPF_REG_0, BPF_REG_3, 0, 0),
-		EXIT(),
-	};
 	uint64_t args[5] = { 0, 20, 300, 4, 5000 };
-	struct btf_funcs bf;
-	uint32_t st, ret;
-	int member, fd, err;
+	uint32_t ret;
+	int fd, err;
 
 #ifdef __riscv
 	printf("ok %d struct_ops_run # SKIP no BPF trampolines on riscv64 in 6.1\n", ++casenum);
 	return;
 #endif
-	if (btf_funcs_load(&bf) || !(st = btf_struct_member(&bf, "bpf_dummy_ops", "test_2",
-							       &member)) || member < 0) {
+	fd = dummy_ops_load(logbuf, sizeof(logbuf));
+	if (fd == -ENOENT) {
 		result(0, "struct_ops_run", "no struct bpf_dummy_ops with test_2 in the vmlinux BTF");
 		return;
 	}
-	fd = prog_load_attach(BPF_PROG_TYPE_STRUCT_OPS, member, st, insns,
-			      sizeof(insns) / sizeof(insns[0]), logbuf, sizeof(logbuf));
 	if (fd < 0) {
 		result(0, "struct_ops_run", "load: %s: %.300s", strerror(-fd), logbuf);
 		return;

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * execmem_faults.c - execmem when its memory or its architecture hooks fail, made to fail
+ * with the kernel's fault injection (Documentation/fault-injection/fault-injection.rst),
+ * limited to this process (task-filter, /proc/self/make-it-fail).
+ *
+ * Cases (KTAP on stdout):
+ *   pte_fallback         with every allocation of a 2 MiB block failing (fail_page_alloc,
+ *                        min-order of a chunk), load 64 kB programs until execmem makes a
+ *                        chunk: it is mapped by PTEs from scattered pages, pmd_fallbacks
+ *                        counts it, every program returns the right value, no execmem entry
+ *                        is writable and (ptdump, where the guest has it) no kernel mapping
+ *                        is writable and executable. Closing the programs frees the chunk.
+ *                        Making and freeing the chunk costs a bounded number of TLB-flushing
+ *                        direct-map changes, counted with the function profiler: at most
+ *                        FLUSH_SLACK calls of FLUSH_FUNC beyond FLUSH_PER_PROG per program
+ *                        each, where one call per page (512 per chunk) is what this case
+ *                        exists to catch. arm64 and uniprocessor riscv64 flush inline (no
+ *                        function to count): the count is not checked there.
+ *   protect_alias_fails  with execmem_protect_alias() failing (fail_function, -ENOMEM), the
+ *                        load that needs a new chunk fails (the JIT has no image: ENOTSUPP
+ *                        with the JIT always on), and the execmem statistics (chunks, bytes
+ *                        mapped) are as before it; once the fault is gone the same program
+ *                        loads and runs.
+ *   text_copy_fails      with execmem_text_copy() failing (-EFAULT), BPF_PROG_TEST_RUN of a
+ *                        struct_ops program, whose trampoline text is copied into execmem,
+ *                        fails with EFAULT and leaves no execmem allocation behind (the
+ *                        trampoline's is freed); once the fault is gone it returns the right
+ *                        value. SKIP on riscv64 (6.1 has
+ *                        no BPF trampolines there). The JITs' own copy is not failed here:
+ *                        they warn when it fails (as upstream's do), which the harness
+ *                        counts as a splat.
+ *
+ * Kernels whose execmem hooks cannot fail (no such function in
+ * /sys/kernel/debug/fail_function/injectable) fail protect_alias_fails and text_copy_fails.
+ * All cases are skipped on a kernel without execmem (/sys/kernel/debug/execmem) or without
+ * the fault injection they use; the guest configurations have it (qemu/config/common.config).
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include "../bpf_raw.h"
+#include "../fentry_raw.h"
+#include "../ktap.h"
+#include "../ptdump.h"
+
+#define DEBUGFS		"/sys/kernel/debug"
+#define FAIL_PAGE	DEBUGFS "/fail_page_alloc"
+#define FAIL_FUNC	DEBUGFS "/fail_function"
+#define CHUNK_SIZE	(2 * 1024 * 1024)
+#define PROG_ADDS	16000	/* about 64 kB of JIT-ed code: 32 fill a chunk */
+#define MAX_PROGS	128	/* two chunks' worth: the new chunk comes before the last */
+#define FLUSH_SLACK	8	/* flushing calls allowed beyond FLUSH_PER_PROG per program */
+#define FLUSH_PER_PROG	4	/* a program's load maps and unmaps vmalloc buffers */
+
+/*
+ * The function each TLB-flushing direct-map change calls once: x86's change_page_attr
+ * calls vm_unmap_aliases() (and flushes all CPUs), riscv's __set_memory() ends in
+ * flush_tlb_all(). arm64's flushes are inline.
+ */
+#if defined(__x86_64__)
+#define FLUSH_FUNC	"vm_unmap_aliases"
+#elif defined(__riscv)
+#define FLUSH_FUNC	"flush_tlb_all"
+#else
+#define FLUSH_FUNC	((const char *)NULL)
+#endif
+
+static char logbuf[65536];
+
+/*
+ * Write @val to the file @path (truncated); an empty @val writes a newline, which the
+ * debugfs and tracefs files read as "clear". 0 or -errno.
+ */
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), err = 0;
+	ssize_t len;
+
+	if (!*val)
+		val = "\n";
+	len = strlen(val);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, len) != len)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Set the fault_attr files common to fail_page_alloc and fail_function under @dir to fail
+ * every call this process makes (@on) or none; 0 or -errno of the first write that failed.
+ */
+static int fault_attr(const char *dir, int on)
+{
+	static const char *const files[][2] = {
+		{ "interval", "1" }, { "times", "-1" }, { "space", "0" },
+		{ "verbose", "0" }, { "task-filter", "Y" },
+	};
+	char path[256];
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; on && !err && i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+		err = write_file(path, files[i][1]);
+	}
+	snprintf(path, sizeof(path), "%s/probability", dir);
+	if (!err)
+		err = write_file(path, on ? "100" : "0");
+	if (!err)
+		err = write_file("/proc/self/make-it-fail", on ? "1" : "0");
+	return err;
+}
+
+/* Make every allocation of @order or more pages in this process fail (@on) or not. */
+static int fail_blocks(int order, int on)
+{
+	char val[16];
+	int err = 0;
+
+	snprintf(val, sizeof(val), "%d", order);
+	if (on) {
+		err = write_file(FAIL_PAGE "/min-order", val);
+		if (!err)
+			err = write_file(FAIL_PAGE "/ignore-gfp-wait", "N");
+		if (!err)
+			err = write_file(FAIL_PAGE "/ignore-gfp-highmem", "N");
+	}
+	return err ? err : fault_attr(FAIL_PAGE, on);
+}
+
+/*
+ * Make function @func fail with @retval in this process (fail_function), or with @retval 0
+ * stop that; 0 or -errno (-EINVAL if the kernel cannot inject @func).
+ */
+static int fail_func(const char *func, int retval)
+{
+	char path[256], val[24];
+	int err;
+
+	if (!retval) {
+		fault_attr(FAIL_FUNC, 0);
+		return write_file(FAIL_FUNC "/inject", "");
+	}
+	err = write_file(FAIL_FUNC "/inject", func);
+	snprintf(path, sizeof(path), FAIL_FUNC "/%s/retval", func);
+	/* retval is read as an unsigned 64-bit number: -ENOMEM as 0xff...f4 */
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)(long)retval);
+	if (!err)
+		err = write_file(path, val);
+	return err ? err : fault_attr(FAIL_FUNC, 1);
+}
+
+/* Start counting the calls of @func with the function profiler (its counts start at 0). */
+static int profile_start(const char *func)
+{
+	int err = write_file(TRACING_DIR "/set_ftrace_filter", func);
+
+	if (!err)
+		err = write_file(TRACING_DIR "/function_profile_enabled", "0");
+	return err ? err : write_file(TRACING_DIR "/function_profile_enabled", "1");
+}
+
+/* Calls of @func counted since profile_start(), summed over the CPUs' tables; -1 if none. */
+static long profile_hits(const char *func)
+{
+	char path[256], line[512], name[256];
+	long hits, total = -1;
+	int cpu;
+	FILE *f;
+
+	for (cpu = 0;; cpu++) {
+		snprintf(path, sizeof(path), TRACING_DIR "/trace_stat/function%d", cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		if (total < 0)
+			total = 0;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%255s %ld", name, &hits) == 2 && !strcmp(name, func))
+				total += hits;
+		fclose(f);
+	}
+	return total;
+}
+
+static void profile_stop(void)
+{
+	write_file(TRACING_DIR "/function_profile_enabled", "0");
+	write_file(TRACING_DIR "/set_ftrace_filter", "");
+}
+
+static long stat_of(const char *key)
+{
+	return file_stat(EXECMEM_STATS, key);
+}
+
+/* Wait up to 20 s for the execmem chunk count to drop to @want; the last count. */
+static long wait_chunks(long want)
+{
+	return execmem_wait_below("chunks", want);
+}
+
+/*
+ * FLUSH_FUNC if ftrace can count its calls here, else NULL (said on a diagnostic line): a
+ * uniprocessor riscv64 kernel flushes inline.
+ */
+static const char *flush_func(void)
+{
+	char *list = FLUSH_FUNC ? tracing_read("available_filter_functions") : NULL;
+	int found = list && ftrace_list_has(list, FLUSH_FUNC);
+
+	free(list);
+	if (FLUSH_FUNC && !found)
+		printf("# pte_fallback: %s cannot be traced in this kernel: flushes not counted\n",
+		       FLUSH_FUNC);
+	return found ? FLUSH_FUNC : NULL;
+}
+
+/* Run @fd once on a 64-byte packet; its return value, or -1 on error. */
+static long test_run(int fd)
+{
+	uint32_t ret = 0;
+
+	return pkt_test_run(fd, 1, &ret, NULL) ? -1 : (long)ret;
+}
+
+/* The page order of a 2 MiB block. */
+static int chunk_order(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int order = 0;
+
+	while ((page << order) < CHUNK_SIZE)
+		order++;
+	return order;
+}
+
+static void pte_fallback(void)
+{
+	long allocs = settled_allocations(), chunks = stat_of("chunks");
+	long fallbacks = stat_of("pmd_fallbacks"), huge = stat_of("chunks_pmd_mapped");
+	long made_hits = -1, freed_hits = -1, after, wrong = 0, wx = 0, ranges = 0, writable;
+	const char *ptdump = ptdump_path(), *flush = flush_func();
+	int fds[MAX_PROGS], n = 0, i, err, load_err = 0;
+	char first[512] = "";
+
+	if (allocs < 0 || chunks < 0 || fallbacks < 0) {
+		result(0, "pte_fallback", "no execmem statistics in " EXECMEM_STATS);
+		return;
+	}
+	err = flush ? profile_start(flush) : 0;
+	if (err) {
+		result(0, "pte_fallback", "cannot profile %s: %s", flush, strerror(-err));
+		return;
+	}
+	err = fail_blocks(chunk_order(), 1);
+	if (err) {
+		result(0, "pte_fallback", "cannot set up fail_page_alloc: %s", strerror(-err));
+		goto out;
+	}
+	while (n < MAX_PROGS && stat_of("chunks") == chunks) {
+		fds[n] = load_add_filter(n, PROG_ADDS, 1);
+		if (fds[n] < 0) {
+			load_err = fds[n];
+			break;
+		}
+		n++;
+	}
+	fail_blocks(0, 0);
+	if (flush)
+		made_hits = profile_hits(flush);
+	if (load_err || n == MAX_PROGS) {
+		result(0, "pte_fallback", "no new chunk after %d programs: %s", n,
+		       load_err ? strerror(-load_err) : "all loaded");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		wrong += test_run(fds[i]) != i + PROG_ADDS;
+	writable = stat_of("writable_entries");
+	if (ptdump)
+		wx = ptdump_wx(ptdump, &ranges, first, sizeof(first));
+	printf("# pte_fallback: %d programs loaded, chunks %ld -> %ld, pmd_fallbacks %ld -> %ld, chunks_pmd_mapped %ld -> %ld, %ld wrong results, %ld writable entries, %s: %ld ranges, %ld W+X %s\n",
+	       n, chunks, stat_of("chunks"), fallbacks, stat_of("pmd_fallbacks"), huge,
+	       stat_of("chunks_pmd_mapped"), wrong, writable, ptdump ? ptdump : "no ptdump",
+	       ranges, wx, first);
+	if (flush)
+		profile_start(flush);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	i = n;
+	n = 0;
+	after = wait_chunks(chunks);
+	if (flush) {
+		settled_allocations();
+		freed_hits = profile_hits(flush);
+		printf("# pte_fallback: %s called %ld times while loading %d programs into the new chunk, %ld times while freeing them and it (at most %d + %d per program each)\n",
+		       flush, made_hits, i, freed_hits, FLUSH_SLACK, FLUSH_PER_PROG);
+	}
+	result(after == chunks &&
+	       stat_of("pmd_fallbacks") == fallbacks + 1 && stat_of("chunks_pmd_mapped") == huge &&
+	       !wrong && !writable && !wx &&
+	       (!flush || (made_hits >= 0 && freed_hits >= 0 &&
+				made_hits <= i * FLUSH_PER_PROG + FLUSH_SLACK &&
+				freed_hits <= i * FLUSH_PER_PROG + FLUSH_SLACK)),
+	       "pte_fallback", "chunks %ld after closing (want %ld), pmd_fallbacks %ld (want %ld)",
+	       after, chunks, stat_of("pmd_fallbacks"), fallbacks + 1);
+out:
+	fail_blocks(0, 0);
+	if (flush)
+		profile_stop();
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+static void protect_alias_fails(void)
+{
+	long allocs = settled_allocations(), chunks = stat_of("chunks");
+	long mapped = stat_of("bytes_mapped"), chunks_failed, mapped_failed;
+	int fds[MAX_PROGS], n = 0, i, err, fd = -1;
+
+	err = fail_func("execmem_protect_alias", -ENOMEM);
+	if (err) {
+		result(0, "protect_alias_fails", "cannot make execmem_protect_alias fail: %s",
+		       strerror(-err));
+		fail_func(NULL, 0);
+		return;
+	}
+	/* Fill the chunks there are; the load that needs one more must fail. */
+	while (n < MAX_PROGS && (fds[n] = load_add_filter(n, PROG_ADDS, 1)) >= 0)
+		n++;
+	fail_func(NULL, 0);
+	chunks_failed = stat_of("chunks");
+	mapped_failed = stat_of("bytes_mapped");
+	if (n < MAX_PROGS) {
+		fd = load_add_filter(n, PROG_ADDS, 1);
+		printf("# protect_alias_fails: %d programs loaded, program %d: %s with the fault, %s without; chunks %ld -> %ld, bytes_mapped %ld -> %ld\n",
+		       n, n, strerror(-fds[n]), fd < 0 ? strerror(-fd) : "loaded", chunks,
+		       chunks_failed, mapped, mapped_failed);
+	} else {
+		printf("# protect_alias_fails: all %d programs loaded with the fault; chunks %ld -> %ld, bytes_mapped %ld -> %ld\n",
+		       n, chunks, chunks_failed, mapped, mapped_failed);
+	}
+	result(n < MAX_PROGS && chunks_failed == chunks && mapped_failed == mapped && fd >= 0 &&
+	       test_run(fd) == n + PROG_ADDS, "protect_alias_fails",
+	       "the load that needs a new chunk fails and leaves the chunks as they were, then loads without the fault");
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	wait_chunks(chunks);
+	if (settled_allocations() != allocs)
+		printf("# protect_alias_fails: execmem allocations %ld after closing, %ld before\n",
+		       settled_allocations(), allocs);
+}
+
+static void text_copy_fails(void)
+{
+	uint64_t args[5] = { 0, 20, 300, 4, 5000 };
+	long allocs, left;
+	int fd, err, failed;
+	uint32_t ret;
+
+#ifdef __riscv
+	printf("ok %d text_copy_fails # SKIP no BPF trampolines on riscv64 in 6.1\n", ++casenum);
+	return;
+#endif
+	fd = dummy_ops_load(logbuf, sizeof(logbuf));
+	if (fd < 0) {
+		result(0, "text_copy_fails", "struct_ops load: %s: %.300s", strerror(-fd), logbuf);
+		return;
+	}
+	allocs = settled_allocations();	/* the program's own image included */
+	err = fail_func("execmem_text_copy", -EFAULT);
+	if (err) {
+		result(0, "text_copy_fails", "cannot make execmem_text_copy fail: %s",
+		       strerror(-err));
+		fail_func(NULL, 0);
+		close(fd);
+		return;
+	}
+	failed = ctx_test_run(fd, args, sizeof(args), -1, &ret);
+	fail_func(NULL, 0);
+	left = settled_allocations();
+	err = ctx_test_run(fd, args, sizeof(args), -1, &ret);
+	result(failed == -EFAULT && left == allocs && !err && ret == 5020, "text_copy_fails",
+	       "BPF_PROG_TEST_RUN %s with the fault (want EFAULT), execmem allocations %ld -> %ld (want no change); without it: %s, returned %u (want 5020)",
+	       failed ? strerror(-failed) : "succeeded", allocs, left,
+	       err ? strerror(-err) : "ran", ret);
+	close(fd);
+}
+
+int main(void)
+{
+	const char *missing = access(EXECMEM_STATS, R_OK) ? "no execmem in this kernel" :
+			      access(FAIL_PAGE, R_OK) ? "no fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC)" :
+			      access(FAIL_FUNC, R_OK) ? "no fail_function (CONFIG_FAIL_FUNCTION)" :
+			      NULL;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("KTAP version 1\n1..3\n");
+	if (missing) {
+		printf("ok 1 pte_fallback # SKIP %s\nok 2 protect_alias_fails # SKIP %s\nok 3 text_copy_fails # SKIP %s\n",
+		       missing, missing, missing);
+		return 0;
+	}
+	pte_fallback();
+	protect_alias_fails();
+	text_copy_fails();
+	return failures ? 1 : 0;
+}
