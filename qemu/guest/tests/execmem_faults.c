@@ -12,16 +12,16 @@
  *                        is writable and (ptdump, where the guest has it) no kernel mapping
  *                        is writable and executable. Closing the programs frees the chunk.
  *                        Making and freeing the chunk costs a bounded number of TLB-flushing
- *                        direct-map changes, counted with the function profiler: at most
- *                        FLUSH_SLACK calls of FLUSH_FUNC beyond FLUSH_PER_PROG per program
- *                        each, where one call per page (512 per chunk) is what this case
- *                        exists to catch. arm64 and uniprocessor riscv64 flush inline (no
- *                        function to count): the count is not checked there.
+ *                        direct-map changes, counted with the function profiler: making it
+ *                        calls FLUSH_FUNC at least once and at most FLUSH_MAX times, and so
+ *                        does freeing it (at least FREED_MIN times), where one call per page
+ *                        (512 per chunk) is what this case exists to catch. Uniprocessor
+ *                        riscv64 flushes inline: the count is not checked there.
  *   protect_alias_fails  with execmem_protect_alias() failing (fail_function, -ENOMEM), the
  *                        load that needs a new chunk fails (the JIT has no image: ENOTSUPP
- *                        with the JIT always on), and the execmem statistics (chunks, bytes
- *                        mapped) are as before it; once the fault is gone the same program
- *                        loads and runs.
+ *                        with the JIT always on), and no chunk or mapped byte is added; once
+ *                        the fault is gone the same program loads, into a new chunk, and
+ *                        runs.
  *   text_copy_fails      with execmem_text_copy() failing (-EFAULT), BPF_PROG_TEST_RUN of a
  *                        struct_ops program, whose trampoline text is copied into execmem,
  *                        fails with EFAULT and leaves no execmem allocation behind (the
@@ -49,20 +49,24 @@
 #define CHUNK_SIZE	(2 * 1024 * 1024)
 #define PROG_ADDS	16000	/* about 64 kB of JIT-ed code: 32 fill a chunk */
 #define MAX_PROGS	128	/* two chunks' worth: the new chunk comes before the last */
-#define FLUSH_SLACK	8	/* flushing calls allowed beyond FLUSH_PER_PROG per program */
-#define FLUSH_PER_PROG	4	/* a program's load maps and unmaps vmalloc buffers */
+#define FLUSH_MAX	16	/* flushing calls allowed to make, and to free, one chunk */
 
 /*
  * The function each TLB-flushing direct-map change calls once: x86's change_page_attr
- * calls vm_unmap_aliases() (and flushes all CPUs), riscv's __set_memory() ends in
- * flush_tlb_all(). arm64's flushes are inline.
+ * calls vm_unmap_aliases() (and flushes all CPUs); riscv's page attribute changes end in
+ * flush_tlb_all(); arm64's execmem alias hook calls vm_unmap_aliases() once it has
+ * protected a chunk's pages, as set_memory_ro() does (its flushes are inline, and making
+ * the alias writable again calls nothing countable: FREED_MIN 0).
  */
 #if defined(__x86_64__)
 #define FLUSH_FUNC	"vm_unmap_aliases"
+#define FREED_MIN	1
 #elif defined(__riscv)
 #define FLUSH_FUNC	"flush_tlb_all"
+#define FREED_MIN	1
 #else
-#define FLUSH_FUNC	((const char *)NULL)
+#define FLUSH_FUNC	"vm_unmap_aliases"
+#define FREED_MIN	0
 #endif
 
 static char logbuf[65536];
@@ -89,7 +93,8 @@ static int write_file(const char *path, const char *val)
 
 /*
  * Set the fault_attr files common to fail_page_alloc and fail_function under @dir to fail
- * every call this process makes (@on) or none; 0 or -errno of the first write that failed.
+ * every call this process makes (@on), or none (the kernel's defaults back); 0 or -errno of
+ * the first write that failed.
  */
 static int fault_attr(const char *dir, int on)
 {
@@ -97,19 +102,36 @@ static int fault_attr(const char *dir, int on)
 		{ "interval", "1" }, { "times", "-1" }, { "space", "0" },
 		{ "verbose", "0" }, { "task-filter", "Y" },
 	};
+	static const char *const defaults[][2] = {
+		{ "interval", "1" }, { "times", "1" }, { "space", "0" },
+		{ "verbose", "2" }, { "task-filter", "N" },
+	};
 	char path[256];
 	unsigned int i;
-	int err = 0;
+	int err = 0, e;
 
-	for (i = 0; on && !err && i < sizeof(files) / sizeof(files[0]); i++) {
+	/* Switching off tries every write, and puts back the kernel's defaults. */
+	if (!on) {
+		snprintf(path, sizeof(path), "%s/probability", dir);
+		err = write_file(path, "0");
+		e = write_file("/proc/self/make-it-fail", "0");
+		err = err ? err : e;
+		for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, defaults[i][0]);
+			e = write_file(path, defaults[i][1]);
+			err = err ? err : e;
+		}
+		return err;
+	}
+	for (i = 0; !err && i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
 		err = write_file(path, files[i][1]);
 	}
 	snprintf(path, sizeof(path), "%s/probability", dir);
 	if (!err)
-		err = write_file(path, on ? "100" : "0");
+		err = write_file(path, "100");
 	if (!err)
-		err = write_file("/proc/self/make-it-fail", on ? "1" : "0");
+		err = write_file("/proc/self/make-it-fail", "1");
 	return err;
 }
 
@@ -119,15 +141,21 @@ static int fail_blocks(int order, int on)
 	char val[16];
 	int err = 0;
 
-	snprintf(val, sizeof(val), "%d", order);
-	if (on) {
-		err = write_file(FAIL_PAGE "/min-order", val);
-		if (!err)
-			err = write_file(FAIL_PAGE "/ignore-gfp-wait", "N");
-		if (!err)
-			err = write_file(FAIL_PAGE "/ignore-gfp-highmem", "N");
+	if (!on) {
+		/* The kernel's defaults: min-order 1, both ignores on. */
+		err = fault_attr(FAIL_PAGE, 0);
+		write_file(FAIL_PAGE "/min-order", "1");
+		write_file(FAIL_PAGE "/ignore-gfp-wait", "Y");
+		write_file(FAIL_PAGE "/ignore-gfp-highmem", "Y");
+		return err;
 	}
-	return err ? err : fault_attr(FAIL_PAGE, on);
+	snprintf(val, sizeof(val), "%d", order);
+	err = write_file(FAIL_PAGE "/min-order", val);
+	if (!err)
+		err = write_file(FAIL_PAGE "/ignore-gfp-wait", "N");
+	if (!err)
+		err = write_file(FAIL_PAGE "/ignore-gfp-highmem", "N");
+	return err ? err : fault_attr(FAIL_PAGE, 1);
 }
 
 /*
@@ -139,10 +167,11 @@ static int fail_func(const char *func, int retval)
 	char path[256], val[24];
 	int err;
 
-	if (!retval) {
-		fault_attr(FAIL_FUNC, 0);
-		return write_file(FAIL_FUNC "/inject", "");
-	}
+	/* Off, or on for @func alone: an earlier entry would be armed too. */
+	err = fault_attr(FAIL_FUNC, 0);
+	err = write_file(FAIL_FUNC "/inject", "") ?: err;
+	if (!retval)
+		return err;
 	err = write_file(FAIL_FUNC "/inject", func);
 	snprintf(path, sizeof(path), FAIL_FUNC "/%s/retval", func);
 	/* retval is read as an unsigned 64-bit number: -ENOMEM as 0xff...f4 */
@@ -203,19 +232,19 @@ static long wait_chunks(long want)
 }
 
 /*
- * FLUSH_FUNC if ftrace can count its calls here, else NULL (said on a diagnostic line): a
- * uniprocessor riscv64 kernel flushes inline.
+ * Whether FLUSH_FUNC is to be counted: always, except on a uniprocessor riscv64 kernel,
+ * whose flush_tlb_all() is inline (said on a diagnostic line). A function ftrace cannot
+ * trace elsewhere is a failure of the case (profile_start() fails).
  */
-static const char *flush_func(void)
+static int count_flushes(void)
 {
-	char *list = FLUSH_FUNC ? tracing_read("available_filter_functions") : NULL;
-	int found = list && ftrace_list_has(list, FLUSH_FUNC);
-
-	free(list);
-	if (FLUSH_FUNC && !found)
-		printf("# pte_fallback: %s cannot be traced in this kernel: flushes not counted\n",
-		       FLUSH_FUNC);
-	return found ? FLUSH_FUNC : NULL;
+#ifdef __riscv
+	if (count_cpus("/sys/devices/system/cpu/possible") <= 1) {
+		printf("# pte_fallback: uniprocessor riscv64 flushes inline: flushes not counted\n");
+		return 0;
+	}
+#endif
+	return 1;
 }
 
 /* Run @fd once on a 64-byte packet; its return value, or -1 on error. */
@@ -241,9 +270,10 @@ static void pte_fallback(void)
 {
 	long allocs = settled_allocations(), chunks = stat_of("chunks");
 	long fallbacks = stat_of("pmd_fallbacks"), huge = stat_of("chunks_pmd_mapped");
-	long made_hits = -1, freed_hits = -1, after, wrong = 0, wx = 0, ranges = 0, writable;
-	const char *ptdump = ptdump_path(), *flush = flush_func();
-	int fds[MAX_PROGS], n = 0, i, err, load_err = 0;
+	long made_hits = -1, freed_hits = -1, made, after, wrong = 0, wx = 0, ranges = 0;
+	const char *ptdump = ptdump_path(), *flush = count_flushes() ? FLUSH_FUNC : NULL;
+	int fds[MAX_PROGS], n = 0, i, err, load_err = 0, ok;
+	long writable, huge_loaded;
 	char first[512] = "";
 
 	if (allocs < 0 || chunks < 0 || fallbacks < 0) {
@@ -253,14 +283,15 @@ static void pte_fallback(void)
 	err = flush ? profile_start(flush) : 0;
 	if (err) {
 		result(0, "pte_fallback", "cannot profile %s: %s", flush, strerror(-err));
-		return;
+		goto out;
 	}
 	err = fail_blocks(chunk_order(), 1);
 	if (err) {
 		result(0, "pte_fallback", "cannot set up fail_page_alloc: %s", strerror(-err));
 		goto out;
 	}
-	while (n < MAX_PROGS && stat_of("chunks") == chunks) {
+	/* Until a chunk is made: it must be a fallback (an old chunk may be freed meanwhile). */
+	while (n < MAX_PROGS && stat_of("pmd_fallbacks") == fallbacks) {
 		fds[n] = load_add_filter(n, PROG_ADDS, 1);
 		if (fds[n] < 0) {
 			load_err = fds[n];
@@ -272,40 +303,41 @@ static void pte_fallback(void)
 	if (flush)
 		made_hits = profile_hits(flush);
 	if (load_err || n == MAX_PROGS) {
-		result(0, "pte_fallback", "no new chunk after %d programs: %s", n,
+		result(0, "pte_fallback", "no fallback chunk after %d programs: %s", n,
 		       load_err ? strerror(-load_err) : "all loaded");
 		goto out;
 	}
+	made = stat_of("chunks");
+	huge_loaded = stat_of("chunks_pmd_mapped");
 	for (i = 0; i < n; i++)
 		wrong += test_run(fds[i]) != i + PROG_ADDS;
 	writable = stat_of("writable_entries");
 	if (ptdump)
 		wx = ptdump_wx(ptdump, &ranges, first, sizeof(first));
 	printf("# pte_fallback: %d programs loaded, chunks %ld -> %ld, pmd_fallbacks %ld -> %ld, chunks_pmd_mapped %ld -> %ld, %ld wrong results, %ld writable entries, %s: %ld ranges, %ld W+X %s\n",
-	       n, chunks, stat_of("chunks"), fallbacks, stat_of("pmd_fallbacks"), huge,
-	       stat_of("chunks_pmd_mapped"), wrong, writable, ptdump ? ptdump : "no ptdump",
-	       ranges, wx, first);
-	if (flush)
-		profile_start(flush);
+	       n, chunks, made, fallbacks, stat_of("pmd_fallbacks"), huge, huge_loaded, wrong,
+	       writable, ptdump ? ptdump : "no ptdump", ranges, wx, first);
+	err = flush ? profile_start(flush) : 0;
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	i = n;
 	n = 0;
-	after = wait_chunks(chunks);
+	/* The programs' images are freed after a grace period; the chunk with the last one. */
+	after = execmem_wait_below("chunks", made - 1);
 	if (flush) {
 		settled_allocations();
-		freed_hits = profile_hits(flush);
-		printf("# pte_fallback: %s called %ld times while loading %d programs into the new chunk, %ld times while freeing them and it (at most %d + %d per program each)\n",
-		       flush, made_hits, i, freed_hits, FLUSH_SLACK, FLUSH_PER_PROG);
+		freed_hits = err ? -1 : profile_hits(flush);
+		printf("# pte_fallback: %s called %ld times while loading %d programs into the new chunk, %ld times while freeing them and it (want 1 to %d, and %d to %d)\n",
+		       flush, made_hits, i, freed_hits, FLUSH_MAX, FREED_MIN, FLUSH_MAX);
 	}
-	result(after == chunks &&
-	       stat_of("pmd_fallbacks") == fallbacks + 1 && stat_of("chunks_pmd_mapped") == huge &&
-	       !wrong && !writable && !wx &&
-	       (!flush || (made_hits >= 0 && freed_hits >= 0 &&
-				made_hits <= i * FLUSH_PER_PROG + FLUSH_SLACK &&
-				freed_hits <= i * FLUSH_PER_PROG + FLUSH_SLACK)),
-	       "pte_fallback", "chunks %ld after closing (want %ld), pmd_fallbacks %ld (want %ld)",
-	       after, chunks, stat_of("pmd_fallbacks"), fallbacks + 1);
+	ok = after < made && stat_of("pmd_fallbacks") == fallbacks + 1 && huge_loaded <= huge &&
+	     !wrong && !writable && !wx;
+	if (flush)
+		ok = ok && made_hits >= 1 && made_hits <= FLUSH_MAX &&
+		     freed_hits >= FREED_MIN && freed_hits <= FLUSH_MAX;
+	result(ok, "pte_fallback",
+	       "chunks %ld after closing (want fewer than %ld), pmd_fallbacks %ld (want %ld)",
+	       after, made, stat_of("pmd_fallbacks"), fallbacks + 1);
 out:
 	fail_blocks(0, 0);
 	if (flush)
@@ -317,7 +349,7 @@ out:
 static void protect_alias_fails(void)
 {
 	long allocs = settled_allocations(), chunks = stat_of("chunks");
-	long mapped = stat_of("bytes_mapped"), chunks_failed, mapped_failed;
+	long mapped = stat_of("bytes_mapped"), chunks_failed, mapped_failed, chunks_retry = -1;
 	int fds[MAX_PROGS], n = 0, i, err, fd = -1;
 
 	err = fail_func("execmem_protect_alias", -ENOMEM);
@@ -335,16 +367,22 @@ static void protect_alias_fails(void)
 	mapped_failed = stat_of("bytes_mapped");
 	if (n < MAX_PROGS) {
 		fd = load_add_filter(n, PROG_ADDS, 1);
-		printf("# protect_alias_fails: %d programs loaded, program %d: %s with the fault, %s without; chunks %ld -> %ld, bytes_mapped %ld -> %ld\n",
+		chunks_retry = stat_of("chunks");
+		printf("# protect_alias_fails: %d programs loaded, program %d: %s with the fault, %s without; chunks %ld -> %ld -> %ld, bytes_mapped %ld -> %ld\n",
 		       n, n, strerror(-fds[n]), fd < 0 ? strerror(-fd) : "loaded", chunks,
-		       chunks_failed, mapped, mapped_failed);
+		       chunks_failed, chunks_retry, mapped, mapped_failed);
 	} else {
 		printf("# protect_alias_fails: all %d programs loaded with the fault; chunks %ld -> %ld, bytes_mapped %ld -> %ld\n",
 		       n, chunks, chunks_failed, mapped, mapped_failed);
 	}
-	result(n < MAX_PROGS && chunks_failed == chunks && mapped_failed == mapped && fd >= 0 &&
+	/*
+	 * The JIT, always on, gives up without an image: ENOTSUPP (524, kernel-internal). Old
+	 * chunks may be freed meanwhile (programs of earlier tests): none may be added.
+	 */
+	result(n < MAX_PROGS && fds[n] == -524 && chunks_failed <= chunks &&
+	       mapped_failed <= mapped && fd >= 0 && chunks_retry > chunks_failed &&
 	       test_run(fd) == n + PROG_ADDS, "protect_alias_fails",
-	       "the load that needs a new chunk fails and leaves the chunks as they were, then loads without the fault");
+	       "the load that needs a new chunk fails with ENOTSUPP (524) and adds no chunk, then loads into a new chunk without the fault");
 	if (fd >= 0)
 		close(fd);
 	for (i = 0; i < n; i++)
@@ -384,7 +422,7 @@ static void text_copy_fails(void)
 	fail_func(NULL, 0);
 	left = settled_allocations();
 	err = ctx_test_run(fd, args, sizeof(args), -1, &ret);
-	result(failed == -EFAULT && left == allocs && !err && ret == 5020, "text_copy_fails",
+	result(failed == -EFAULT && left <= allocs && !err && ret == 5020, "text_copy_fails",
 	       "BPF_PROG_TEST_RUN %s with the fault (want EFAULT), execmem allocations %ld -> %ld (want no change); without it: %s, returned %u (want 5020)",
 	       failed ? strerror(-failed) : "succeeded", allocs, left,
 	       err ? strerror(-err) : "ran", ret);
