@@ -49,8 +49,11 @@ load_arch() {
 	SELFTESTS=
 	SELFTEST_SRC_PKGS=
 	DEBUG_FRAGMENTS=
+	DEBUG_MEM=
 	LLVM=
 	. "$KS_ROOT/qemu/arch/$name.conf"
+	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory.
+	[ -z "${KSERIES_DEBUG:-}" ] || MEM=${DEBUG_MEM:-$MEM}
 	# A debug build (KSERIES_DEBUG set: qemu/config/debug.config) has its own build and
 	# output directories, so that it never dirties the plain incremental build.
 	KS_BUILD=$KS_CACHE/build/$BUILD_NAME${KSERIES_DEBUG:+-debug}
