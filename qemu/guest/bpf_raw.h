@@ -161,6 +161,14 @@ static inline int pkt_test_run(int fd, uint32_t repeat, uint32_t *retval, uint32
 	return 0;
 }
 
+/* Run the socket filter @fd once on a 64-byte packet; its return value, or -1 on error. */
+static inline long pkt_run_once(int fd)
+{
+	uint32_t ret = 0;
+
+	return pkt_test_run(fd, 1, &ret, NULL) ? -1 : (long)ret;
+}
+
 /*
  * BPF_PROG_TEST_RUN of @fd once on the context @ctx of @size bytes (the arguments of a
  * raw_tp or struct_ops program), on CPU @cpu if it is not negative. Returns 0 with the
@@ -294,6 +302,12 @@ static inline int bpf_ksym_has(const char *name)
 /* execmem's debugfs statistics ("NAME VALUE" lines; the series' mm/vmalloc.c) */
 #define EXECMEM_STATS	"/sys/kernel/debug/execmem"
 
+/* Field @key of the execmem debugfs file, or -1 if it cannot be read. */
+static inline long execmem_stat(const char *key)
+{
+	return file_stat(EXECMEM_STATS, key);
+}
+
 /*
  * Wait up to 20 s for the execmem statistic @key to drop to @want (programs and their
  * chunks are freed after an RCU grace period); its last value, -1 if unreadable.
@@ -301,12 +315,12 @@ static inline int bpf_ksym_has(const char *name)
 static inline long execmem_wait_below(const char *key, long want)
 {
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
-	long n = file_stat(EXECMEM_STATS, key);
+	long n = execmem_stat(key);
 	int i;
 
 	for (i = 0; i < 400 && n > want; i++) {
 		nanosleep(&ts, NULL);
-		n = file_stat(EXECMEM_STATS, key);
+		n = execmem_stat(key);
 	}
 	return n;
 }

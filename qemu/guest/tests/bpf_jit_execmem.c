@@ -60,12 +60,6 @@
 
 static char logbuf[LOG_SIZE];
 
-/* Field @key of the execmem debugfs file, or -1 if it cannot be read. */
-static long execmem_stat(const char *key)
-{
-	return file_stat(EXECMEM_STATS, key);
-}
-
 /* vmalloc areas of the old per-program JIT allocation in /proc/vmallocinfo; -1 if unreadable. */
 static long jit_page_areas(void)
 {
@@ -79,14 +73,6 @@ static long jit_page_areas(void)
 		n += strstr(line, "bpf_jit_binary_alloc") || strstr(line, "bpf_jit_alloc_exec");
 	fclose(f);
 	return n;
-}
-
-/* Run @fd once on a 64-byte packet; its return value, or -1 on error. */
-static long test_run(int fd)
-{
-	uint32_t ret = 0;
-
-	return pkt_test_run(fd, 1, &ret, NULL) ? -1 : (long)ret;
 }
 
 /* The info of program @fd with room for @nfuncs JIT-ed addresses and lengths; 0 or -1. */
@@ -107,12 +93,6 @@ static int prog_info(int fd, struct bpf_prog_info *info, uint64_t *ksyms, uint32
 	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) ? -1 : 0;
 }
 
-/* Wait up to 20 s for the execmem allocation count to drop to @want; the last count. */
-static long wait_allocations(long want)
-{
-	return execmem_wait_below("allocations", want);
-}
-
 static void fleet_load_run_free(void)
 {
 	long base = settled_allocations(), after, wrong = 0, notjit = 0, total = 0;
@@ -129,7 +109,7 @@ static void fleet_load_run_free(void)
 			goto out;
 		}
 		n++;
-		if (test_run(fds[i]) != i + fleet_adds(i, MAX_ADDS))
+		if (pkt_run_once(fds[i]) != i + fleet_adds(i, MAX_ADDS))
 			wrong++;
 		if (prog_info(fds[i], &info, &ksym, &len, 1) || !info.jited_prog_len)
 			notjit++;
@@ -148,7 +128,7 @@ static void fleet_load_run_free(void)
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	n = 0;
-	after = wait_allocations(base);
+	after = execmem_wait_below("allocations", base);
 	result(after == base, "fleet_load_run_free",
 	       "allocations after closing all: %ld (before loading: %ld)", after, base);
 out:
@@ -179,7 +159,7 @@ static void subprog_call(void)
 		result(0, "subprog_call", "load: %s; verifier log: %.300s", strerror(-fd), logbuf);
 		return;
 	}
-	ret = test_run(fd);
+	ret = pkt_run_once(fd);
 	if (prog_info(fd, &info, ksyms, lens, 2))
 		info.nr_jited_func_lens = 0;
 	result(ret == 122 && info.nr_jited_func_lens == 2 && lens[0] && lens[1], "subprog_call",
@@ -357,7 +337,7 @@ static void large_image(void)
 		goto out;
 	}
 	close(fd);
-	wait_allocations(allocs);
+	execmem_wait_below("allocations", allocs);
 	/* Rounded down: the prologue is in the probe's length; more adds, never fewer. */
 	per = info.jited_prog_len / LARGE_PROBE ? info.jited_prog_len / LARGE_PROBE : 1;
 	adds = LARGE_BYTES / per + 1;
@@ -369,7 +349,7 @@ static void large_image(void)
 		       strerror(-fd));
 		return;
 	}
-	ret = test_run(fd);
+	ret = pkt_run_once(fd);
 	if (prog_info(fd, &info, &ksym, &len, 1))
 		info.jited_prog_len = 0;
 	large_areas(NULL, 0, 1);
@@ -431,7 +411,7 @@ static void dispatcher_image(long before)
 		       ++casenum);
 		return;
 	}
-	after = wait_allocations(before);
+	after = execmem_wait_below("allocations", before);
 	result(!image && after == before, "dispatcher_image",
 	       "dispatcher image %sin kallsyms as BPF text (want none); execmem allocations %ld before the XDP attach, %ld after the detach",
 	       image ? "" : "not ", before, after);

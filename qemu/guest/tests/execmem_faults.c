@@ -26,8 +26,8 @@
  *                        struct_ops program, whose trampoline text is copied into execmem,
  *                        fails with EFAULT and leaves no execmem allocation behind (the
  *                        trampoline's is freed); once the fault is gone it returns the right
- *                        value. SKIP on riscv64 (6.1 has
- *                        no BPF trampolines there). The JITs' own copy is not failed here:
+ *                        value. SKIP on riscv64 (6.1 has no BPF trampolines there). The
+ *                        JITs' own copy is not failed here:
  *                        they warn when it fails (as upstream's do), which the harness
  *                        counts as a splat.
  *
@@ -37,7 +37,6 @@
  * the fault injection they use; the guest configurations have it (qemu/config/common.config).
  */
 #include <fcntl.h>
-#include <sys/stat.h>
 #include "../bpf_raw.h"
 #include "../fentry_raw.h"
 #include "../ktap.h"
@@ -220,17 +219,6 @@ static void profile_stop(void)
 	write_file(TRACING_DIR "/set_ftrace_filter", "");
 }
 
-static long stat_of(const char *key)
-{
-	return file_stat(EXECMEM_STATS, key);
-}
-
-/* Wait up to 20 s for the execmem chunk count to drop to @want; the last count. */
-static long wait_chunks(long want)
-{
-	return execmem_wait_below("chunks", want);
-}
-
 /*
  * Whether FLUSH_FUNC is to be counted: always, except on a uniprocessor riscv64 kernel,
  * whose flush_tlb_all() is inline (said on a diagnostic line). A function ftrace cannot
@@ -247,14 +235,6 @@ static int count_flushes(void)
 	return 1;
 }
 
-/* Run @fd once on a 64-byte packet; its return value, or -1 on error. */
-static long test_run(int fd)
-{
-	uint32_t ret = 0;
-
-	return pkt_test_run(fd, 1, &ret, NULL) ? -1 : (long)ret;
-}
-
 /* The page order of a 2 MiB block. */
 static int chunk_order(void)
 {
@@ -268,8 +248,8 @@ static int chunk_order(void)
 
 static void pte_fallback(void)
 {
-	long allocs = settled_allocations(), chunks = stat_of("chunks");
-	long fallbacks = stat_of("pmd_fallbacks"), huge = stat_of("chunks_pmd_mapped");
+	long allocs = settled_allocations(), chunks = execmem_stat("chunks");
+	long fallbacks = execmem_stat("pmd_fallbacks"), huge = execmem_stat("chunks_pmd_mapped");
 	long made_hits = -1, freed_hits = -1, made, after, wrong = 0, wx = 0, ranges = 0;
 	const char *ptdump = ptdump_path(), *flush = count_flushes() ? FLUSH_FUNC : NULL;
 	int fds[MAX_PROGS], n = 0, i, err, load_err = 0, ok;
@@ -291,7 +271,7 @@ static void pte_fallback(void)
 		goto out;
 	}
 	/* Until a chunk is made: it must be a fallback (an old chunk may be freed meanwhile). */
-	while (n < MAX_PROGS && stat_of("pmd_fallbacks") == fallbacks) {
+	while (n < MAX_PROGS && execmem_stat("pmd_fallbacks") == fallbacks) {
 		fds[n] = load_add_filter(n, PROG_ADDS, 1);
 		if (fds[n] < 0) {
 			load_err = fds[n];
@@ -307,15 +287,15 @@ static void pte_fallback(void)
 		       load_err ? strerror(-load_err) : "all loaded");
 		goto out;
 	}
-	made = stat_of("chunks");
-	huge_loaded = stat_of("chunks_pmd_mapped");
+	made = execmem_stat("chunks");
+	huge_loaded = execmem_stat("chunks_pmd_mapped");
 	for (i = 0; i < n; i++)
-		wrong += test_run(fds[i]) != i + PROG_ADDS;
-	writable = stat_of("writable_entries");
+		wrong += pkt_run_once(fds[i]) != i + PROG_ADDS;
+	writable = execmem_stat("writable_entries");
 	if (ptdump)
 		wx = ptdump_wx(ptdump, &ranges, first, sizeof(first));
 	printf("# pte_fallback: %d programs loaded, chunks %ld -> %ld, pmd_fallbacks %ld -> %ld, chunks_pmd_mapped %ld -> %ld, %ld wrong results, %ld writable entries, %s: %ld ranges, %ld W+X %s\n",
-	       n, chunks, made, fallbacks, stat_of("pmd_fallbacks"), huge, huge_loaded, wrong,
+	       n, chunks, made, fallbacks, execmem_stat("pmd_fallbacks"), huge, huge_loaded, wrong,
 	       writable, ptdump ? ptdump : "no ptdump", ranges, wx, first);
 	err = flush ? profile_start(flush) : 0;
 	for (i = 0; i < n; i++)
@@ -330,14 +310,14 @@ static void pte_fallback(void)
 		printf("# pte_fallback: %s called %ld times while loading %d programs into the new chunk, %ld times while freeing them and it (want 1 to %d, and %d to %d)\n",
 		       flush, made_hits, i, freed_hits, FLUSH_MAX, FREED_MIN, FLUSH_MAX);
 	}
-	ok = after < made && stat_of("pmd_fallbacks") == fallbacks + 1 && huge_loaded <= huge &&
+	ok = after < made && execmem_stat("pmd_fallbacks") == fallbacks + 1 && huge_loaded <= huge &&
 	     !wrong && !writable && !wx;
 	if (flush)
 		ok = ok && made_hits >= 1 && made_hits <= FLUSH_MAX &&
 		     freed_hits >= FREED_MIN && freed_hits <= FLUSH_MAX;
 	result(ok, "pte_fallback",
 	       "chunks %ld after closing (want fewer than %ld), pmd_fallbacks %ld (want %ld)",
-	       after, made, stat_of("pmd_fallbacks"), fallbacks + 1);
+	       after, made, execmem_stat("pmd_fallbacks"), fallbacks + 1);
 out:
 	fail_blocks(0, 0);
 	if (flush)
@@ -348,8 +328,8 @@ out:
 
 static void protect_alias_fails(void)
 {
-	long allocs = settled_allocations(), chunks = stat_of("chunks");
-	long mapped = stat_of("bytes_mapped"), chunks_failed, mapped_failed, chunks_retry = -1;
+	long allocs = settled_allocations(), chunks = execmem_stat("chunks");
+	long mapped = execmem_stat("bytes_mapped"), chunks_failed, mapped_failed, chunks_retry = -1;
 	int fds[MAX_PROGS], n = 0, i, err, fd = -1;
 
 	err = fail_func("execmem_protect_alias", -ENOMEM);
@@ -363,11 +343,11 @@ static void protect_alias_fails(void)
 	while (n < MAX_PROGS && (fds[n] = load_add_filter(n, PROG_ADDS, 1)) >= 0)
 		n++;
 	fail_func(NULL, 0);
-	chunks_failed = stat_of("chunks");
-	mapped_failed = stat_of("bytes_mapped");
+	chunks_failed = execmem_stat("chunks");
+	mapped_failed = execmem_stat("bytes_mapped");
 	if (n < MAX_PROGS) {
 		fd = load_add_filter(n, PROG_ADDS, 1);
-		chunks_retry = stat_of("chunks");
+		chunks_retry = execmem_stat("chunks");
 		printf("# protect_alias_fails: %d programs loaded, program %d: %s with the fault, %s without; chunks %ld -> %ld -> %ld, bytes_mapped %ld -> %ld\n",
 		       n, n, strerror(-fds[n]), fd < 0 ? strerror(-fd) : "loaded", chunks,
 		       chunks_failed, chunks_retry, mapped, mapped_failed);
@@ -381,13 +361,13 @@ static void protect_alias_fails(void)
 	 */
 	result(n < MAX_PROGS && fds[n] == -524 && chunks_failed <= chunks &&
 	       mapped_failed <= mapped && fd >= 0 && chunks_retry > chunks_failed &&
-	       test_run(fd) == n + PROG_ADDS, "protect_alias_fails",
+	       pkt_run_once(fd) == n + PROG_ADDS, "protect_alias_fails",
 	       "the load that needs a new chunk fails with ENOTSUPP (524) and adds no chunk, then loads into a new chunk without the fault");
 	if (fd >= 0)
 		close(fd);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
-	wait_chunks(chunks);
+	execmem_wait_below("chunks", chunks);
 	if (settled_allocations() != allocs)
 		printf("# protect_alias_fails: execmem allocations %ld after closing, %ld before\n",
 		       settled_allocations(), allocs);
