@@ -50,10 +50,15 @@ load_arch() {
 	SELFTEST_SRC_PKGS=
 	DEBUG_FRAGMENTS=
 	DEBUG_MEM=
+	DEBUG_SMP=
 	LLVM=
 	. "$KS_ROOT/qemu/arch/$name.conf"
-	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory.
-	[ -z "${KSERIES_DEBUG:-}" ] || MEM=${DEBUG_MEM:-$MEM}
+	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory, and
+	# fewer vCPUs than the host has cores (see DEBUG_SMP in qemu/arch/x86_64.conf).
+	if [ -n "${KSERIES_DEBUG:-}" ]; then
+		MEM=${DEBUG_MEM:-$MEM}
+		SMP=${DEBUG_SMP:-$SMP}
+	fi
 	# A debug build (KSERIES_DEBUG set: qemu/config/debug.config) has its own build and
 	# output directories, so that it never dirties the plain incremental build.
 	KS_BUILD=$KS_CACHE/build/$BUILD_NAME${KSERIES_DEBUG:+-debug}
