@@ -112,9 +112,9 @@ expect bad_arch_run 64 'unknown ARCH .sparc.' "$R/scripts/run.sh" sparc
 # make debug's guests take DEBUG_MEM where the arch file sets it (arm64), MEM elsewhere.
 expect debug_mem 0 '^2048 1024 1024$' bash -c \
 	". '$R/scripts/lib.sh'; m() { (KSERIES_DEBUG=\$1; load_arch \$2; echo \$MEM); }; echo \$(m 1 arm64) \$(m '' arm64) \$(m 1 riscv64)"
-# ... and DEBUG_SMP CPUs (x86_64: 2 instead of 4; riscv64 sets none and keeps its SMP).
+# ... and DEBUG_SMP CPUs (x86_64: 2 instead of 4; arm64-smp4 sets none and keeps its 4).
 expect debug_smp 0 '^2 4 4$' bash -c \
-	". '$R/scripts/lib.sh'; c() { (KSERIES_DEBUG=\$1; load_arch \$2; echo \$SMP); }; echo \$(c 1 x86_64) \$(c '' x86_64) \$(c 1 riscv64)"
+	". '$R/scripts/lib.sh'; c() { (KSERIES_DEBUG=\$1; load_arch \$2; echo \$SMP); }; echo \$(c 1 x86_64) \$(c '' x86_64) \$(c 1 arm64-smp4)"
 expect bad_arch_make 2 'unknown ARCH .mips.; valid names' make -C "$R" ARCH=mips run
 
 # A series whose second patch does not apply: apply.sh names it, on a scratch branch.
