@@ -109,12 +109,10 @@ expect report_debug_takes_back_skip 1 'SKIP +kmemleak.kmemleak_scan \(unexpected
 expect bad_arch_boot 64 'valid names: .*x86_64.*arm64.*riscv64|valid names: .*arm64.*riscv64.*x86_64' \
 	"$R/scripts/boot.sh" no_such_arch
 expect bad_arch_run 64 'unknown ARCH .sparc.' "$R/scripts/run.sh" sparc
-# make debug's guests take DEBUG_MEM where the arch file sets it (arm64), MEM elsewhere.
-expect debug_mem 0 '^2048 1024 1024$' bash -c \
-	". '$R/scripts/lib.sh'; m() { (KSERIES_DEBUG=\$1; load_arch \$2; echo \$MEM); }; echo \$(m 1 arm64) \$(m '' arm64) \$(m 1 riscv64)"
-# ... and DEBUG_SMP CPUs (x86_64: 2 instead of 4; arm64-smp4 sets none and keeps its 4).
-expect debug_smp 0 '^2 4 4$' bash -c \
-	". '$R/scripts/lib.sh'; c() { (KSERIES_DEBUG=\$1; load_arch \$2; echo \$SMP); }; echo \$(c 1 x86_64) \$(c '' x86_64) \$(c 1 arm64-smp4)"
+# make debug's guests take DEBUG_MEM MiB and DEBUG_SMP CPUs where the arch file sets them
+# (arm64: memory; x86_64: both), MEM and SMP elsewhere (riscv64's memory, arm64-smp4's CPUs).
+expect debug_guest 0 '^2048 1024 1024 2 4 4$' bash -c \
+	". '$R/scripts/lib.sh'; g() { (KSERIES_DEBUG=\$1; load_arch \$2; echo \${!3}); }; echo \$(g 1 arm64 MEM) \$(g '' arm64 MEM) \$(g 1 riscv64 MEM) \$(g 1 x86_64 SMP) \$(g '' x86_64 SMP) \$(g 1 arm64-smp4 SMP)"
 expect bad_arch_make 2 'unknown ARCH .mips.; valid names' make -C "$R" ARCH=mips run
 
 # A series whose second patch does not apply: apply.sh names it, on a scratch branch.
