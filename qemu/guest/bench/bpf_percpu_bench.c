@@ -59,14 +59,9 @@ static double prog_time(int fd, unsigned int repeat)
 static unsigned int jited_len(int fd)
 {
 	struct bpf_prog_info info;
-	union bpf_attr a;
 
 	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uintptr_t)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a))
+	if (prog_info_by_fd(fd, &info))
 		return 0;
 	return info.jited_prog_len;
 }

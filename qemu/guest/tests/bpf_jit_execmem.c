@@ -79,18 +79,12 @@ static long jit_page_areas(void)
 static int prog_info(int fd, struct bpf_prog_info *info, uint64_t *ksyms, uint32_t *lens,
 		     uint32_t nfuncs)
 {
-	union bpf_attr a;
-
 	memset(info, 0, sizeof(*info));
 	info->nr_jited_ksyms = nfuncs;
 	info->jited_ksyms = (uintptr_t)ksyms;
 	info->nr_jited_func_lens = nfuncs;
 	info->jited_func_lens = (uintptr_t)lens;
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(*info);
-	a.info.info = (uintptr_t)info;
-	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) ? -1 : 0;
+	return prog_info_by_fd(fd, info) ? -1 : 0;
 }
 
 static void fleet_load_run_free(void)

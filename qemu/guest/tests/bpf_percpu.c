@@ -257,18 +257,15 @@ struct prog_dump {
 static int prog_dump(int fd, struct prog_dump *d)
 {
 	struct bpf_prog_info info;
-	union bpf_attr a;
+	int err;
 
 	memset(&info, 0, sizeof(info));
 	memset(d, 0, sizeof(*d));
 	info.xlated_prog_len = sizeof(d->xlated);
 	info.xlated_prog_insns = (uintptr_t)d->xlated;
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uintptr_t)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a))
-		return -errno;
+	err = prog_info_by_fd(fd, &info);
+	if (err)
+		return err;
 	if (info.xlated_prog_len > sizeof(d->xlated))
 		return -E2BIG;
 	d->n_xlated = info.xlated_prog_len / sizeof(struct bpf_insn);

@@ -213,14 +213,9 @@ static void reader(struct shared *sh, int i)
 static long long recursion_misses(int fd)
 {
 	struct bpf_prog_info info;
-	union bpf_attr a;
 
 	memset(&info, 0, sizeof(info));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uintptr_t)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a))
+	if (prog_info_by_fd(fd, &info))
 		return -1;
 	return info.recursion_misses;
 }

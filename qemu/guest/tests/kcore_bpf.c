@@ -72,7 +72,6 @@ static int jited_image(int fd, uint64_t *addr, unsigned char *img, uint32_t *len
 {
 	struct bpf_prog_info info;
 	uint32_t flen = 0;
-	union bpf_attr a;
 
 	memset(&info, 0, sizeof(info));
 	info.nr_jited_ksyms = 1;
@@ -81,11 +80,7 @@ static int jited_image(int fd, uint64_t *addr, unsigned char *img, uint32_t *len
 	info.jited_func_lens = (uintptr_t)&flen;
 	info.jited_prog_len = *len;
 	info.jited_prog_insns = (uintptr_t)img;
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(info);
-	a.info.info = (uintptr_t)&info;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
+	if (prog_info_by_fd(fd, &info)) {
 		snprintf(why, size, "BPF_OBJ_GET_INFO_BY_FD: %s", strerror(errno));
 		return -1;
 	}
