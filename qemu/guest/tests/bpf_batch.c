@@ -29,6 +29,27 @@
  *                        unpatched 6.1 base hung the same way with one fentry link attached
  *                        and detached while one process called getpgrp in a loop (see
  *                        qemu/arch/x86_64-tcg1.conf).
+ *   failed_register_live a batch whose ftrace registration fails after its ops was listed
+ *                        must retire its images as a detach does. Members: an fmod_ret
+ *                        program (counting) on the nanosleep stub and an fentry program on
+ *                        the recvmmsg stub, which fail_function holds (an IPMODIFY kprobe:
+ *                        ftrace_hash_ipmodify_enable() walks the ftrace records in address
+ *                        order with the batch's ops on ftrace_ops_list, and refuses it with
+ *                        -EBUSY at that late one). A kprobe event and the function tracer on
+ *                        the nanosleep stub make its call site go through ftrace_regs_caller
+ *                        and the list function (one ftrace_ops alone would get a trampoline
+ *                        of its own on x86), so call_direct_funcs() sends a caller arriving
+ *                        in that window into the batch's image, which runs the program,
+ *                        calls the function and sleeps in it. NSLEEPERS processes call
+ *                        nanosleep (SLEEP_MS) in a loop while batches fail for FAIL_SECS;
+ *                        after an attempt that sent a caller in, the next one waits until
+ *                        the caller is back (the next batch's image, the same code, would
+ *                        otherwise be built where the freed one was and catch the caller).
+ *                        Every attempt must fail with -EBUSY, err_idx cnt; some call must
+ *                        have run the program (else the window was never hit: not ok);
+ *                        every sleeper must live until it is killed (one that returns into
+ *                        a freed image oopses: execmem fills freed text with traps);
+ *                        execmem's allocation count and enabled_functions end as they were.
  *
  * Every failure case also checks that enabled_functions did not change. The whole test is
  * skipped, with the reason, when the kernel has no BPF_TRACE_BATCH (the base, or a patch
@@ -38,13 +59,30 @@
 #define _GNU_SOURCE
 #include "../fentry_raw.h"
 #include "../ktap.h"
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define NFUNCS	8
-#define NCASES	11
+#define NCASES	12
+#define NSLEEPERS	64	/* failed_register_live: processes calling nanosleep */
+#define SLEEP_MS	200	/* each call's sleep: longer than a failed attach takes to free */
+#define FAIL_SECS	20	/* how long batches are made to fail */
+#define FAIL_ATTEMPTS	2000	/* at most this many of them */
+
+/* The syscall stubs, which fail_function and fmod_ret accept (error-injectable). */
+#if defined(__x86_64__)
+#define STUB_PREFIX	"__x64_sys_"
+#elif defined(__aarch64__)
+#define STUB_PREFIX	"__arm64_sys_"
+#else
+#define STUB_PREFIX	"__riscv_sys_"
+#endif
+#define FAIL_FUNC_DIR	"/sys/kernel/debug/fail_function"
+#define KPROBE_EVENT	"bpf_batch/nsleep"
 
 /* The generic syscall table (arm64, riscv64) has no getpgrp: getpgid(0) there. */
 #ifdef SYS_getpgrp
@@ -68,6 +106,7 @@ static int map;
 static uint32_t progs[NFUNCS];	/* progs[i] on funcs[i]; even i fentry, odd i fexit */
 static uint32_t btf_ids[NFUNCS];
 static char *enabled_before;
+static struct btf_funcs bf;
 
 static void call_all(void)
 {
@@ -349,10 +388,202 @@ static void test_attach_under_load(int enabled)
 	result(ok && enabled_unchanged(name), name, NULL);
 }
 
+/* Write @text to @path (appended with @append, else replacing it); 0 or -errno. */
+static int write_text(const char *path, const char *text, int append)
+{
+	int fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC)), err = 0;
+	ssize_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != len)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * A kprobe event (an ftrace_ops that saves registers) and the function tracer on @func,
+ * which then calls ftrace_regs_caller and the list function; or (@on 0) neither, the
+ * function tracer's filter cleared. 0 or -errno of the first write that failed.
+ */
+static int regs_list_tracers(const char *func, int on)
+{
+	char text[128];
+	int err;
+
+	if (!on) {
+		err = write_text(TRACING_DIR "/current_tracer", "nop", 0);
+		err = write_text(TRACING_DIR "/set_ftrace_filter", "\n", 0) ?: err;
+		err = write_text(TRACING_DIR "/trace", "", 0) ?: err;
+		err = write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "0", 0) ?: err;
+		return write_text(TRACING_DIR "/kprobe_events", "-:" KPROBE_EVENT "\n", 1) ?: err;
+	}
+	snprintf(text, sizeof(text), "p:" KPROBE_EVENT " %s\n", func);
+	err = write_text(TRACING_DIR "/kprobe_events", text, 1);
+	err = err ?: write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "1", 0);
+	err = err ?: write_text(TRACING_DIR "/set_ftrace_filter", func, 0);
+	return err ?: write_text(TRACING_DIR "/current_tracer", "function", 0);
+}
+
+/*
+ * Hold @func with fail_function's kprobe, which never fires: probability 0, the kernel's
+ * default, and only for processes that ask for faults. 0 or -errno.
+ */
+static int fail_function_hold(const char *func, int on)
+{
+	char text[128];
+	int err;
+
+	snprintf(text, sizeof(text), "%s%s\n", on ? "" : "!", func);
+	if (!on)
+		return write_text(FAIL_FUNC_DIR "/inject", text, 0);
+	err = write_text(FAIL_FUNC_DIR "/probability", "0", 0);
+	err = err ?: write_text(FAIL_FUNC_DIR "/task-filter", "Y", 0);
+	return err ?: write_text(FAIL_FUNC_DIR "/inject", text, 0);
+}
+
+static void sleeper(void)
+{
+	const struct timespec ts = { 0, SLEEP_MS * 1000000L };
+
+	for (;;)
+		syscall(SYS_nanosleep, &ts, NULL);
+}
+
+static void test_failed_register_live(void)
+{
+	const char *name = "failed_register_live";
+	char nsleep[64], held_fn[64];
+	struct timespec t0, t;
+	pid_t kids[NSLEEPERS];
+	uint32_t fds[2], idx;
+	long base_allocs, allocs;
+	int i, n, fd, st, attempts = 0, wrong = 0, dead = 0, ok, held = 0, probed = 0;
+	uint64_t hits0, hits, seen;
+	double secs = 0;
+
+	snprintf(nsleep, sizeof(nsleep), STUB_PREFIX "nanosleep");
+	snprintf(held_fn, sizeof(held_fn), STUB_PREFIX "recvmmsg");
+	fds[0] = fds[1] = 0;
+	if (access(FAIL_FUNC_DIR "/inject", W_OK) ||
+	    access(TRACING_DIR "/kprobe_events", W_OK)) {
+		result(0, name, "needs %s and %s (CONFIG_FAIL_FUNCTION, CONFIG_KPROBE_EVENTS)",
+		       FAIL_FUNC_DIR "/inject", TRACING_DIR "/kprobe_events");
+		return;
+	}
+	ok = 0;		/* until the attempts have run */
+	/* Slot NFUNCS counts the fmod_ret program's runs, slot NFUNCS + 1 the fentry's. */
+	if (!btf_func_id(&bf, nsleep) || !btf_func_id(&bf, held_fn)) {
+		printf("# %s: %s or %s not in the vmlinux BTF\n", name, nsleep, held_fn);
+		goto out;
+	}
+	n = fentry_load(BPF_MODIFY_RETURN, btf_func_id(&bf, nsleep), map, NFUNCS,
+			verifier_log, sizeof(verifier_log));
+	fd = fentry_load(BPF_TRACE_FENTRY, btf_func_id(&bf, held_fn), map, NFUNCS + 1,
+			 verifier_log, sizeof(verifier_log));
+	if (n < 0 || fd < 0) {
+		printf("# %s: loading the programs for %s and %s failed: %s: %.200s\n", name,
+		       nsleep, held_fn, strerror(n < 0 ? -n : -fd), verifier_log);
+		if (n >= 0)
+			close(n);
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	fds[0] = n;
+	fds[1] = fd;
+	n = fail_function_hold(held_fn, 1);
+	held = !n;
+	if (!n) {
+		probed = 1;	/* undone in any case: a part may have been set */
+		n = regs_list_tracers(nsleep, 1);
+	}
+	if (n) {
+		printf("# %s: holding %s with fail_function or tracing %s failed: %s\n", name,
+		       held_fn, nsleep, strerror(-n));
+		goto out;
+	}
+	base_allocs = settled_allocations();
+	hits0 = slot(NFUNCS);
+	for (i = 0; i < NSLEEPERS; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0)
+			sleeper();
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	seen = hits0;
+	while (attempts < FAIL_ATTEMPTS && secs < FAIL_SECS) {
+		fd = batch_attach(fds, 2, 0, &idx);
+		attempts++;
+		hits = slot(NFUNCS);
+		if (hits != seen) {
+			/* Nothing may take the images' memory while a caller is inside. */
+			seen = hits;
+			usleep(2 * SLEEP_MS * 1000);
+		}
+		if (fd >= 0 || fd != -EBUSY || idx != 2) {
+			if (!wrong++)
+				printf("# attempt %d: %s err_idx %u, want EBUSY err_idx 2\n",
+				       attempts, fd >= 0 ? "attached" : strerror(-fd), idx);
+			if (fd >= 0)
+				close(fd);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		secs = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+	}
+	hits = slot(NFUNCS) - hits0;
+	/* Callers sent into an image are back from the function after one sleep. */
+	usleep(3 * SLEEP_MS * 1000);
+	for (i = 0; i < NSLEEPERS; i++) {
+		if (kids[i] > 0 && waitpid(kids[i], &st, WNOHANG) == kids[i]) {
+			printf("# sleeper %d ended by itself (status %#x)\n", i, st);
+			kids[i] = -1;
+			dead++;
+		}
+	}
+	for (i = 0; i < NSLEEPERS; i++) {
+		if (kids[i] > 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+	}
+	ok = 1;
+	printf("# %d failed attaches in %.1f s; %llu nanosleep calls entered a failing batch's "
+	       "image\n", attempts, secs, (unsigned long long)hits);
+	if (wrong || dead)
+		ok = 0;
+	if (!hits) {
+		printf("# no call reached an image while its registration failed: nothing tested\n");
+		ok = 0;
+	}
+	allocs = base_allocs < 0 ? -1 : execmem_wait_below("allocations", base_allocs);
+	if (base_allocs < 0) {
+		printf("# no " EXECMEM_STATS ": image leak not checked\n");
+	} else if (allocs != base_allocs) {
+		printf("# execmem allocations %ld, %ld before the attempts\n", allocs, base_allocs);
+		ok = 0;
+	}
+out:
+	if (probed && regs_list_tracers(nsleep, 0) && ok) {
+		printf("# removing the kprobe event " KPROBE_EVENT " or the function tracer failed\n");
+		ok = 0;
+	}
+	if (held && fail_function_hold(held_fn, 0) && ok) {
+		printf("# releasing %s from fail_function failed\n", held_fn);
+		ok = 0;
+	}
+	for (i = 0; i < 2; i++)
+		if (fds[i])
+			close(fds[i]);
+	if (!enabled_unchanged(name))
+		ok = 0;
+	result(ok, name, NULL);
+}
+
 /* Load progs[] and the map; the reason as a SKIP/failure text in @why on error. */
 static int setup(char *why, size_t len)
 {
-	struct btf_funcs bf;
 	char fn[64];
 	int i;
 
@@ -360,7 +591,7 @@ static int setup(char *why, size_t len)
 		snprintf(why, len, "cannot read the vmlinux BTF");
 		return -1;
 	}
-	map = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint64_t), NFUNCS);
+	map = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint64_t), NFUNCS + 2);
 	if (map < 0) {
 		snprintf(why, len, "map create failed: %s", strerror(errno));
 		return -1;
@@ -432,5 +663,6 @@ int main(int argc, char **argv)
 	test_target_taken();
 	test_counts_and_pointers();
 	test_attach_under_load(load);
+	test_failed_register_live();
 	return failures ? 1 : 0;
 }
