@@ -9,6 +9,7 @@
 #define GUEST_BPF_RAW_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -256,6 +257,33 @@ static inline int fleet_adds(int i, int max_adds)
 	if (i % 4 == 2)
 		return 130 + (i * 53) % 350;
 	return 500 + (i * 977) % (max_adds - 500);
+}
+
+/*
+ * Write @text to the file @path, opened with @flags (O_TRUNC to replace, O_APPEND to add a
+ * line to a list such as kprobe_events); an empty @text writes a newline, which the debugfs
+ * and tracefs files read as "clear". 0 or -errno.
+ */
+static inline int write_text_flags(const char *path, const char *text, int flags)
+{
+	int fd = open(path, O_WRONLY | flags), err = 0;
+	ssize_t len;
+
+	if (!*text)
+		text = "\n";
+	len = strlen(text);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != len)
+		err = errno ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+/* write_text_flags() replacing what @path holds. */
+static inline int write_text(const char *path, const char *text)
+{
+	return write_text_flags(path, text, O_TRUNC);
 }
 
 /* The value of @key in file @path of "NAME VALUE" lines (debugfs, /proc/vmstat), or -1. */

@@ -388,20 +388,6 @@ static void test_attach_under_load(int enabled)
 	result(ok && enabled_unchanged(name), name, NULL);
 }
 
-/* Write @text to @path (appended with @append, else replacing it); 0 or -errno. */
-static int write_text(const char *path, const char *text, int append)
-{
-	int fd = open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC)), err = 0;
-	ssize_t len = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != len)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /*
  * A kprobe event (an ftrace_ops that saves registers) and the function tracer on @func,
  * which then calls ftrace_regs_caller and the list function; or (@on 0) neither, the
@@ -413,17 +399,18 @@ static int regs_list_tracers(const char *func, int on)
 	int err;
 
 	if (!on) {
-		err = write_text(TRACING_DIR "/current_tracer", "nop", 0);
-		err = write_text(TRACING_DIR "/set_ftrace_filter", "\n", 0) ?: err;
-		err = write_text(TRACING_DIR "/trace", "", 0) ?: err;
-		err = write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "0", 0) ?: err;
-		return write_text(TRACING_DIR "/kprobe_events", "-:" KPROBE_EVENT "\n", 1) ?: err;
+		err = write_text(TRACING_DIR "/current_tracer", "nop");
+		err = write_text(TRACING_DIR "/set_ftrace_filter", "\n") ?: err;
+		err = write_text(TRACING_DIR "/trace", "") ?: err;
+		err = write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "0") ?: err;
+		return write_text_flags(TRACING_DIR "/kprobe_events", "-:" KPROBE_EVENT "\n",
+					O_APPEND) ?: err;
 	}
 	snprintf(text, sizeof(text), "p:" KPROBE_EVENT " %s\n", func);
-	err = write_text(TRACING_DIR "/kprobe_events", text, 1);
-	err = err ?: write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "1", 0);
-	err = err ?: write_text(TRACING_DIR "/set_ftrace_filter", func, 0);
-	return err ?: write_text(TRACING_DIR "/current_tracer", "function", 0);
+	err = write_text_flags(TRACING_DIR "/kprobe_events", text, O_APPEND);
+	err = err ?: write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "1");
+	err = err ?: write_text(TRACING_DIR "/set_ftrace_filter", func);
+	return err ?: write_text(TRACING_DIR "/current_tracer", "function");
 }
 
 /*
@@ -437,10 +424,10 @@ static int fail_function_hold(const char *func, int on)
 
 	snprintf(text, sizeof(text), "%s%s\n", on ? "" : "!", func);
 	if (!on)
-		return write_text(FAIL_FUNC_DIR "/inject", text, 0);
-	err = write_text(FAIL_FUNC_DIR "/probability", "0", 0);
-	err = err ?: write_text(FAIL_FUNC_DIR "/task-filter", "Y", 0);
-	return err ?: write_text(FAIL_FUNC_DIR "/inject", text, 0);
+		return write_text(FAIL_FUNC_DIR "/inject", text);
+	err = write_text(FAIL_FUNC_DIR "/probability", "0");
+	err = err ?: write_text(FAIL_FUNC_DIR "/task-filter", "Y");
+	return err ?: write_text(FAIL_FUNC_DIR "/inject", text);
 }
 
 static void sleeper(void)

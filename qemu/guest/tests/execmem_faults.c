@@ -71,26 +71,6 @@
 static char logbuf[65536];
 
 /*
- * Write @val to the file @path (truncated); an empty @val writes a newline, which the
- * debugfs and tracefs files read as "clear". 0 or -errno.
- */
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC), err = 0;
-	ssize_t len;
-
-	if (!*val)
-		val = "\n";
-	len = strlen(val);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, len) != len)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-/*
  * Set the fault_attr files common to fail_page_alloc and fail_function under @dir to fail
  * every call this process makes (@on), or none (the kernel's defaults back); 0 or -errno of
  * the first write that failed.
@@ -112,25 +92,25 @@ static int fault_attr(const char *dir, int on)
 	/* Switching off tries every write, and puts back the kernel's defaults. */
 	if (!on) {
 		snprintf(path, sizeof(path), "%s/probability", dir);
-		err = write_file(path, "0");
-		e = write_file("/proc/self/make-it-fail", "0");
+		err = write_text(path, "0");
+		e = write_text("/proc/self/make-it-fail", "0");
 		err = err ? err : e;
 		for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
 			snprintf(path, sizeof(path), "%s/%s", dir, defaults[i][0]);
-			e = write_file(path, defaults[i][1]);
+			e = write_text(path, defaults[i][1]);
 			err = err ? err : e;
 		}
 		return err;
 	}
 	for (i = 0; !err && i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
-		err = write_file(path, files[i][1]);
+		err = write_text(path, files[i][1]);
 	}
 	snprintf(path, sizeof(path), "%s/probability", dir);
 	if (!err)
-		err = write_file(path, "100");
+		err = write_text(path, "100");
 	if (!err)
-		err = write_file("/proc/self/make-it-fail", "1");
+		err = write_text("/proc/self/make-it-fail", "1");
 	return err;
 }
 
@@ -143,17 +123,17 @@ static int fail_blocks(int order, int on)
 	if (!on) {
 		/* The kernel's defaults: min-order 1, both ignores on. */
 		err = fault_attr(FAIL_PAGE, 0);
-		write_file(FAIL_PAGE "/min-order", "1");
-		write_file(FAIL_PAGE "/ignore-gfp-wait", "Y");
-		write_file(FAIL_PAGE "/ignore-gfp-highmem", "Y");
+		write_text(FAIL_PAGE "/min-order", "1");
+		write_text(FAIL_PAGE "/ignore-gfp-wait", "Y");
+		write_text(FAIL_PAGE "/ignore-gfp-highmem", "Y");
 		return err;
 	}
 	snprintf(val, sizeof(val), "%d", order);
-	err = write_file(FAIL_PAGE "/min-order", val);
+	err = write_text(FAIL_PAGE "/min-order", val);
 	if (!err)
-		err = write_file(FAIL_PAGE "/ignore-gfp-wait", "N");
+		err = write_text(FAIL_PAGE "/ignore-gfp-wait", "N");
 	if (!err)
-		err = write_file(FAIL_PAGE "/ignore-gfp-highmem", "N");
+		err = write_text(FAIL_PAGE "/ignore-gfp-highmem", "N");
 	return err ? err : fault_attr(FAIL_PAGE, 1);
 }
 
@@ -168,26 +148,26 @@ static int fail_func(const char *func, int retval)
 
 	/* Off, or on for @func alone: an earlier entry would be armed too. */
 	err = fault_attr(FAIL_FUNC, 0);
-	err = write_file(FAIL_FUNC "/inject", "") ?: err;
+	err = write_text(FAIL_FUNC "/inject", "") ?: err;
 	if (!retval)
 		return err;
-	err = write_file(FAIL_FUNC "/inject", func);
+	err = write_text(FAIL_FUNC "/inject", func);
 	snprintf(path, sizeof(path), FAIL_FUNC "/%s/retval", func);
 	/* retval is read as an unsigned 64-bit number: -ENOMEM as 0xff...f4 */
 	snprintf(val, sizeof(val), "%#lx", (unsigned long)(long)retval);
 	if (!err)
-		err = write_file(path, val);
+		err = write_text(path, val);
 	return err ? err : fault_attr(FAIL_FUNC, 1);
 }
 
 /* Start counting the calls of @func with the function profiler (its counts start at 0). */
 static int profile_start(const char *func)
 {
-	int err = write_file(TRACING_DIR "/set_ftrace_filter", func);
+	int err = write_text(TRACING_DIR "/set_ftrace_filter", func);
 
 	if (!err)
-		err = write_file(TRACING_DIR "/function_profile_enabled", "0");
-	return err ? err : write_file(TRACING_DIR "/function_profile_enabled", "1");
+		err = write_text(TRACING_DIR "/function_profile_enabled", "0");
+	return err ? err : write_text(TRACING_DIR "/function_profile_enabled", "1");
 }
 
 /* Calls of @func counted since profile_start(), summed over the CPUs' tables; -1 if none. */
@@ -215,8 +195,8 @@ static long profile_hits(const char *func)
 
 static void profile_stop(void)
 {
-	write_file(TRACING_DIR "/function_profile_enabled", "0");
-	write_file(TRACING_DIR "/set_ftrace_filter", "");
+	write_text(TRACING_DIR "/function_profile_enabled", "0");
+	write_text(TRACING_DIR "/set_ftrace_filter", "");
 }
 
 /*

@@ -86,16 +86,9 @@ static int nfuncs;
 static int tracing_write(const char *name, const char *text)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), TRACING_DIR "/%s", name);
-	fd = open(path, O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+	return write_text(path, text);
 }
 
 /* ftrace's bucket of @ip in a hash of 2^@bits buckets (hash_long() on 64-bit). */
