@@ -82,18 +82,25 @@ static inline int map_create(enum bpf_map_type type, int value_size, int max_ent
 }
 
 /*
- * BPF_OBJ_GET_INFO_BY_FD of program @fd into @info, whose array pointers and sizes the caller
- * has set (every other field zero): 0, or -errno with errno kept.
+ * BPF_OBJ_GET_INFO_BY_FD of object @fd into the @len bytes at @info (struct bpf_prog_info,
+ * bpf_link_info, ...), whose array pointers and sizes the caller has set (every other field
+ * zero): 0, or -errno with errno kept.
  */
-static inline int prog_info_by_fd(int fd, struct bpf_prog_info *info)
+static inline int obj_info_by_fd(int fd, void *info, uint32_t len)
 {
 	union bpf_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(*info);
+	a.info.info_len = len;
 	a.info.info = (uintptr_t)info;
 	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) ? -errno : 0;
+}
+
+/* obj_info_by_fd() of program @fd. */
+static inline int prog_info_by_fd(int fd, struct bpf_prog_info *info)
+{
+	return obj_info_by_fd(fd, info, sizeof(*info));
 }
 
 static inline int map_lookup(int fd, uint32_t key, void *value)

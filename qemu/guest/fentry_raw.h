@@ -254,12 +254,13 @@ static inline char *tracing_read(const char *name)
 }
 
 /*
- * BPF_TRACE_BATCH as the series adds it to include/uapi/linux/bpf.h: the attach type after
- * BPF_LSM_CGROUP, and link_create.tracing_batch at the offset of link_create.target_btf_id.
- * The guest programs build against the distribution's (unpatched) uapi headers, so the layout
- * is spelled out here.
+ * BPF_TRACE_BATCH as the series adds it to include/uapi/linux/bpf.h: attach type and link
+ * type 256, outside upstream's sequence of numbers (see the comment there), and
+ * link_create.tracing_batch at the offset of link_create.target_btf_id. The guest programs
+ * build against the distribution's (unpatched) uapi headers, so the layout is spelled out here.
  */
-#define ATTACH_TRACE_BATCH	(BPF_LSM_CGROUP + 1)
+#define ATTACH_TRACE_BATCH	256
+#define LINK_TYPE_TRACING_BATCH	256
 #define TRACE_BATCH_MAX_CNT	1024
 
 struct trace_batch_attr {
@@ -272,8 +273,9 @@ _Static_assert(offsetof(union bpf_attr, link_create.target_btf_id) ==
 
 /*
  * Load "r1 = map; key = @slot; r0 = lookup; if r0: *r0 += 1 (atomic); return 0" as an
- * @attach_type (BPF_TRACE_FENTRY or BPF_TRACE_FEXIT) program for the vmlinux function with
- * BTF id @btf_id. Returns the fd or -errno; the verifier log goes to @log.
+ * @attach_type program (BPF_TRACE_FENTRY, BPF_TRACE_FEXIT or BPF_MODIFY_RETURN, for which the
+ * 0 lets the function run) for the vmlinux function with BTF id @btf_id. Returns the fd or
+ * -errno; the verifier log goes to @log.
  */
 static inline int fentry_load(enum bpf_attach_type attach_type, uint32_t btf_id, int map,
 			      int slot, char *log, unsigned int log_size)

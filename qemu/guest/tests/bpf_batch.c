@@ -5,9 +5,11 @@
  * Fentry and fexit programs on NFUNCS syscall entry points (getpid, getppid, ...), each
  * counting its calls in its own slot of an array map, loaded and attached with raw bpf(2):
  *
- *   attach_fire_detach   one BPF_LINK_CREATE attaches all of them; ftrace's enabled_functions
- *                        lists every function; each syscall bumps its slot; closing the link
- *                        detaches all: enabled_functions is back to what it was, slots stay
+ *   attach_fire_detach   one BPF_LINK_CREATE attaches all of them; the link's info says link
+ *                        type 256 (BPF_LINK_TYPE_TRACING_BATCH, no upstream type's number);
+ *                        ftrace's enabled_functions lists every function; each syscall bumps
+ *                        its slot; closing the link detaches all: enabled_functions is back to
+ *                        what it was, slots stay
  *   bad_fd_in_middle     a closed fd at index 2: -EBADF, err_idx 2, nothing attached; the
  *                        same programs without it then attach (nothing was left claimed)
  *   wrong_prog_type      a socket filter at index 1: -EINVAL, err_idx 1, nothing attached
@@ -41,15 +43,20 @@
  *                        of its own on x86), so call_direct_funcs() sends a caller arriving
  *                        in that window into the batch's image, which runs the program,
  *                        calls the function and sleeps in it. NSLEEPERS processes call
- *                        nanosleep (SLEEP_MS) in a loop while batches fail for FAIL_SECS;
+ *                        nanosleep (SLEEP_MS) in a loop while batches fail, until
+ *                        ENOUGH_HITS calls went into their images or FAIL_SECS passed;
  *                        after an attempt that sent a caller in, the next one waits until
- *                        the caller is back (the next batch's image, the same code, would
- *                        otherwise be built where the freed one was and catch the caller).
- *                        Every attempt must fail with -EBUSY, err_idx cnt; some call must
- *                        have run the program (else the window was never hit: not ok);
- *                        every sleeper must live until it is killed (one that returns into
- *                        a freed image oopses: execmem fills freed text with traps);
- *                        execmem's allocation count and enabled_functions end as they were.
+ *                        the caller is back (execmem is first-fit: the next batch's image,
+ *                        of the same layout, would be built where the freed one was, and
+ *                        the caller would return into valid code, unbalancing the new
+ *                        image's percpu_ref unseen). Every attempt must fail with -EBUSY,
+ *                        err_idx cnt; some call must have run the program (else the window
+ *                        was never hit: not ok); every sleeper must live until it is killed
+ *                        (one that returns into a freed image oopses: execmem fills freed
+ *                        text with traps); the kernel's taint must not change; execmem's
+ *                        allocation count must not grow, and enabled_functions ends as it
+ *                        was. current_tracer must be nop and set_ftrace_filter empty before
+ *                        (they are left so).
  *
  * Every failure case also checks that enabled_functions did not change. The whole test is
  * skipped, with the reason, when the kernel has no BPF_TRACE_BATCH (the base, or a patch
@@ -63,14 +70,16 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #define NFUNCS	8
 #define NCASES	12
-#define NSLEEPERS	64	/* failed_register_live: processes calling nanosleep */
-#define SLEEP_MS	200	/* each call's sleep: longer than a failed attach takes to free */
-#define FAIL_SECS	20	/* how long batches are made to fail */
+#define NSLEEPERS	256	/* failed_register_live: processes calling nanosleep */
+#define SLEEP_MS	1000	/* each call's sleep: several grace periods long */
+#define FAIL_SECS	40	/* how long batches are made to fail, at most */
+#define ENOUGH_HITS	8	/* calls sent into failing batches' images to stop at */
 #define FAIL_ATTEMPTS	2000	/* at most this many of them */
 
 /* The syscall stubs, which fail_function and fmod_ret accept (error-injectable). */
@@ -159,6 +168,7 @@ static void expect_fail(const char *name, const uint32_t *fds, uint32_t cnt, uin
 static void test_attach_fire_detach(void)
 {
 	const char *name = "attach_fire_detach";
+	struct bpf_link_info info;
 	char *during, fn[64];
 	uint64_t before[NFUNCS], after[NFUNCS];
 	uint32_t idx;
@@ -168,6 +178,12 @@ static void test_attach_fire_detach(void)
 	if (fd < 0) {
 		result(0, name, "attach failed: %s (err_idx %u)", strerror(-fd), idx);
 		return;
+	}
+	memset(&info, 0, sizeof(info));
+	if (obj_info_by_fd(fd, &info, sizeof(info)) || info.type != LINK_TYPE_TRACING_BATCH) {
+		printf("# link info: %s, type %u, want %u\n", strerror(errno), info.type,
+		       LINK_TYPE_TRACING_BATCH);
+		ok = 0;
 	}
 	during = tracing_read("enabled_functions");
 	for (i = 0; i < NFUNCS; i++) {
@@ -388,6 +404,20 @@ static void test_attach_under_load(int enabled)
 	result(ok && enabled_unchanged(name), name, NULL);
 }
 
+/* The number in the file @path (a /proc/sys value), or -1. */
+static long file_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /*
  * A kprobe event (an ftrace_ops that saves registers) and the function tracer on @func,
  * which then calls ftrace_regs_caller and the list function; or (@on 0) neither, the
@@ -399,6 +429,7 @@ static int regs_list_tracers(const char *func, int on)
 	int err;
 
 	if (!on) {
+		/* The state the test starts from (checked there). */
 		err = write_text(TRACING_DIR "/current_tracer", "nop");
 		err = write_text(TRACING_DIR "/set_ftrace_filter", "\n") ?: err;
 		err = write_text(TRACING_DIR "/trace", "") ?: err;
@@ -415,7 +446,8 @@ static int regs_list_tracers(const char *func, int on)
 
 /*
  * Hold @func with fail_function's kprobe, which never fires: probability 0, the kernel's
- * default, and only for processes that ask for faults. 0 or -errno.
+ * default, and only for processes that ask for faults; or (@on 0) release it, task-filter
+ * back to the kernel's default. 0 or -errno.
  */
 static int fail_function_hold(const char *func, int on)
 {
@@ -423,8 +455,10 @@ static int fail_function_hold(const char *func, int on)
 	int err;
 
 	snprintf(text, sizeof(text), "%s%s\n", on ? "" : "!", func);
-	if (!on)
-		return write_text(FAIL_FUNC_DIR "/inject", text);
+	if (!on) {
+		err = write_text(FAIL_FUNC_DIR "/inject", text);
+		return write_text(FAIL_FUNC_DIR "/task-filter", "N") ?: err;
+	}
 	err = write_text(FAIL_FUNC_DIR "/probability", "0");
 	err = err ?: write_text(FAIL_FUNC_DIR "/task-filter", "Y");
 	return err ?: write_text(FAIL_FUNC_DIR "/inject", text);
@@ -432,8 +466,10 @@ static int fail_function_hold(const char *func, int on)
 
 static void sleeper(void)
 {
-	const struct timespec ts = { 0, SLEEP_MS * 1000000L };
+	const struct timespec ts = { SLEEP_MS / 1000, SLEEP_MS % 1000 * 1000000L };
 
+	/* Never outlive the test, even if it is killed. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (;;)
 		syscall(SYS_nanosleep, &ts, NULL);
 }
@@ -445,7 +481,8 @@ static void test_failed_register_live(void)
 	struct timespec t0, t;
 	pid_t kids[NSLEEPERS];
 	uint32_t fds[2], idx;
-	long base_allocs, allocs;
+	long base_allocs, allocs, taint0, taint;
+	char *tracer, *filter;
 	int i, n, fd, st, attempts = 0, wrong = 0, dead = 0, ok, held = 0, probed = 0;
 	uint64_t hits0, hits, seen;
 	double secs = 0;
@@ -459,6 +496,18 @@ static void test_failed_register_live(void)
 		       FAIL_FUNC_DIR "/inject", TRACING_DIR "/kprobe_events");
 		return;
 	}
+	tracer = tracing_read("current_tracer");
+	filter = tracing_read("set_ftrace_filter");
+	n = tracer && filter && !strcmp(tracer, "nop\n") && filter[0] == '#';
+	if (!n)
+		result(0, name, "current_tracer %.40s, set_ftrace_filter %.40s: want nop and no "
+		       "function (the state this test leaves)", tracer ? tracer : "unreadable",
+		       filter ? filter : "unreadable");
+	free(tracer);
+	free(filter);
+	if (!n)
+		return;
+	taint0 = file_long("/proc/sys/kernel/tainted");
 	ok = 0;		/* until the attempts have run */
 	/* Slot NFUNCS counts the fmod_ret program's runs, slot NFUNCS + 1 the fentry's. */
 	if (!btf_func_id(&bf, nsleep) || !btf_func_id(&bf, held_fn)) {
@@ -500,14 +549,14 @@ static void test_failed_register_live(void)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	seen = hits0;
-	while (attempts < FAIL_ATTEMPTS && secs < FAIL_SECS) {
+	while (attempts < FAIL_ATTEMPTS && secs < FAIL_SECS && seen - hits0 < ENOUGH_HITS) {
 		fd = batch_attach(fds, 2, 0, &idx);
 		attempts++;
 		hits = slot(NFUNCS);
 		if (hits != seen) {
 			/* Nothing may take the images' memory while a caller is inside. */
 			seen = hits;
-			usleep(2 * SLEEP_MS * 1000);
+			usleep((SLEEP_MS + 200) * 1000);
 		}
 		if (fd >= 0 || fd != -EBUSY || idx != 2) {
 			if (!wrong++)
@@ -521,7 +570,7 @@ static void test_failed_register_live(void)
 	}
 	hits = slot(NFUNCS) - hits0;
 	/* Callers sent into an image are back from the function after one sleep. */
-	usleep(3 * SLEEP_MS * 1000);
+	usleep((SLEEP_MS + 200) * 1000);
 	for (i = 0; i < NSLEEPERS; i++) {
 		if (kids[i] > 0 && waitpid(kids[i], &st, WNOHANG) == kids[i]) {
 			printf("# sleeper %d ended by itself (status %#x)\n", i, st);
@@ -536,8 +585,9 @@ static void test_failed_register_live(void)
 		}
 	}
 	ok = 1;
-	printf("# %d failed attaches in %.1f s; %llu nanosleep calls entered a failing batch's "
-	       "image\n", attempts, secs, (unsigned long long)hits);
+	printf("# %d attempts in %.1f s, %d of them failing as expected; %llu nanosleep calls "
+	       "entered a failing batch's image\n", attempts, secs, attempts - wrong,
+	       (unsigned long long)hits);
 	if (wrong || dead)
 		ok = 0;
 	if (!hits) {
@@ -547,8 +597,13 @@ static void test_failed_register_live(void)
 	allocs = base_allocs < 0 ? -1 : execmem_wait_below("allocations", base_allocs);
 	if (base_allocs < 0) {
 		printf("# no " EXECMEM_STATS ": image leak not checked\n");
-	} else if (allocs != base_allocs) {
+	} else if (allocs > base_allocs) {
 		printf("# execmem allocations %ld, %ld before the attempts\n", allocs, base_allocs);
+		ok = 0;
+	}
+	taint = file_long("/proc/sys/kernel/tainted");
+	if (taint != taint0) {
+		printf("# kernel taint %#lx, %#lx before the attempts\n", taint, taint0);
 		ok = 0;
 	}
 out:
