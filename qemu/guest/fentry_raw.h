@@ -253,6 +253,15 @@ static inline char *tracing_read(const char *name)
 	return buf;
 }
 
+/* write_text() of @text to the tracefs file @name (replacing it): 0 or -errno. */
+static inline int tracing_write(const char *name, const char *text)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), TRACING_DIR "/%s", name);
+	return write_text(path, text);
+}
+
 /*
  * BPF_TRACE_BATCH as the series adds it to include/uapi/linux/bpf.h: attach type and link
  * type 256, outside upstream's sequence of numbers (see the comment there), and

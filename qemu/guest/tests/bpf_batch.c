@@ -430,18 +430,18 @@ static int regs_list_tracers(const char *func, int on)
 
 	if (!on) {
 		/* The state the test starts from (checked there). */
-		err = write_text(TRACING_DIR "/current_tracer", "nop");
-		err = write_text(TRACING_DIR "/set_ftrace_filter", "\n") ?: err;
-		err = write_text(TRACING_DIR "/trace", "") ?: err;
-		err = write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "0") ?: err;
+		err = tracing_write("current_tracer", "nop");
+		err = tracing_write("set_ftrace_filter", "\n") ?: err;
+		err = tracing_write("trace", "") ?: err;
+		err = tracing_write("events/" KPROBE_EVENT "/enable", "0") ?: err;
 		return write_text_flags(TRACING_DIR "/kprobe_events", "-:" KPROBE_EVENT "\n",
 					O_APPEND) ?: err;
 	}
 	snprintf(text, sizeof(text), "p:" KPROBE_EVENT " %s\n", func);
 	err = write_text_flags(TRACING_DIR "/kprobe_events", text, O_APPEND);
-	err = err ?: write_text(TRACING_DIR "/events/" KPROBE_EVENT "/enable", "1");
-	err = err ?: write_text(TRACING_DIR "/set_ftrace_filter", func);
-	return err ?: write_text(TRACING_DIR "/current_tracer", "function");
+	err = err ?: tracing_write("events/" KPROBE_EVENT "/enable", "1");
+	err = err ?: tracing_write("set_ftrace_filter", func);
+	return err ?: tracing_write("current_tracer", "function");
 }
 
 /*

@@ -83,14 +83,6 @@ static char verifier_log[65536];
 static struct func funcs[512];
 static int nfuncs;
 
-static int tracing_write(const char *name, const char *text)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), TRACING_DIR "/%s", name);
-	return write_text(path, text);
-}
-
 /* ftrace's bucket of @ip in a hash of 2^@bits buckets (hash_long() on 64-bit). */
 static unsigned int bucket(unsigned long ip, int bits)
 {
