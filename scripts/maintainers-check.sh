@@ -8,7 +8,9 @@ of the base tree at \$KSERIES_CACHE/maint-tree (branch 'maint' = base + git am o
  2. scripts/get_maintainer.pl --self-test=sections reports nothing on those lines (sorted
     F: entries, patterns that match files, known section layout);
  3. every file the series adds is covered: get_maintainer.pl -f FILE names a maintainer
-    (M:) of one of the snippet's sections.
+    (M:) of one of the snippet's sections; a selftest added to a directory of
+    tools/testing/selftests/ that the base has may instead be its existing maintainers'
+    (a test_verifier file is BPF's).
 
 Options:
   -h, --help  show this help
@@ -61,14 +63,21 @@ for r in "${ranges[@]}"; do
 	done | grep . >&2 && fail=1
 done
 
-# 3. Files the series adds, each covered by a maintainer of the snippet.
+# 3. Files the series adds, each covered by a maintainer of the snippet, or a selftest by
+# its directory's existing maintainers (only M: entries count, not lists).
 mapfile -t ms < <(sed -n 's/^M:[[:space:]]*//p' "$snippet")
 while IFS= read -r f; do
-	who=$(perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats -f "$f" 2>/dev/null)
+	who=$(perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --nol \
+		--nor -f "$f" 2>/dev/null)
 	hit=
 	for m in "${ms[@]}"; do
 		grep -qF -- "$m" <<< "$who" && hit=1
 	done
+	# A new selftest belongs to its subsystem's maintainers; the series adds only the
+	# snippet to MAINTAINERS, so any other M: is the base's.
+	case $f in tools/testing/selftests/*)
+		[ -n "$hit" ] || [ -z "$who" ] || [ -z "$(git ls-tree base -- "${f%/*}")" ] || hit=base ;;
+	esac
 	[ -n "$hit" ] || bad "$f (added by the series) has no maintainer from MAINTAINERS.snippet"
 done < <(git diff --name-only --diff-filter=A base HEAD)
 

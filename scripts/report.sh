@@ -11,7 +11,8 @@ summary (and write it to FILE with --out). A skipped case that no expected-skip 
 (a test missing from the build, a program that gave up) fails the run: listed as
 'SKIP ... (unexpected: no qemu/xskip*.list names it)'.
 Exit codes as scripts/boot.sh: 0 passed (at least one case passed, none failed, every skip
-expected), 1 test failed, unexpected skip or nothing passed, 2 splat (also: QEMU stopped by
+expected), 1 test failed, unexpected skip, nothing passed or a kernel message the arch
+requires missing (BOOT_LINES of qemu/arch/NAME.conf, with --arch), 2 splat (also: QEMU stopped by
 the guest), 3 timeout (the boot's, or a test's: the guest init's watchdog names it), 4 no
 KTAP, 5 QEMU failed (crashed on the host, or did not start).
 
@@ -24,7 +25,8 @@ Options:
   --debug      a make debug run: qemu/xskip.debug.list (and xfail.debug.list) apply last
   --allow-skips  unexpected skips do not fail the run (the unpatched base and the per-patch
                matrix, whose early patches lack the tests of later ones)
-  --arch NAME  arch name for the summary header
+  --arch NAME  the arch (qemu/arch/NAME.conf): the summary header, its expected failures and
+               skips, the kernel messages its console must show (BOOT_LINES)
   --out FILE   also write the summary to FILE
   --cases FILE write every case to FILE, one line SUITE.CASE<TAB>STATUS (PASS, FAIL, SKIP,
                XSKIP, XFAIL, XPASS, ERROR: expected failures and skips applied)
@@ -165,6 +167,17 @@ verdict=0
 	fi
 } > "$summary"
 
+# How the guest booted (qemu/guest/init.c: print_boot_facts), and what the arch requires of it.
+boot_facts=$(grep -a '^# harness: kernel: ' "$log" | tr -d '\r' | sed 's/^# harness: kernel: //' || true)
+[ -z "$boot_facts" ] || sed 's/^/boot: /' <<< "$boot_facts" >> "$summary"
+missing=()
+if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ]; then
+	IFS=';' read -r -a want <<< "$(load_arch "$arch" && printf '%s' "$BOOT_LINES")"
+	for l in "${want[@]}"; do
+		grep -q -F -x -- "$l" <<< "$boot_facts" || missing+=("$l")
+	done
+fi
+
 last=$(grep '^cases:' "$summary" || true)
 if [ -n "$qemu_exit" ] && grep -a -q '^qemu: fatal:' "$log"; then
 	# TCG gave up on what the guest executed: a guest fault (bad JIT output).
@@ -197,7 +210,8 @@ elif [ "$verdict" -eq 0 ]; then
 	skips_ok=
 	! grep -q ', 0 unexpected skip$' <<< "$last" || skips_ok=1
 	if echo "$last" | grep -qE '^cases: [1-9][0-9]* passed, 0 failed.* 0 xpass, 0 error, [0-9]+ unexpected skip$' &&
-	   grep -a -q '^# harness: done' "$log" && [ -n "$skips_ok$allow_skips" ]; then
+	   grep -a -q '^# harness: done' "$log" && [ -n "$skips_ok$allow_skips" ] &&
+	   [ ${#missing[@]} -eq 0 ]; then
 		verdict=0
 		[ -n "$skips_ok" ] || echo "unexpected skips allowed (--allow-skips)" >> "$summary"
 	else
@@ -206,6 +220,9 @@ elif [ "$verdict" -eq 0 ]; then
 		echo "$last" | grep -qE '^cases: [1-9]' || echo "no test case passed" >> "$summary"
 		[ -n "$skips_ok$allow_skips" ] ||
 			echo "a case was skipped that no qemu/xskip*.list expects" >> "$summary"
+		for l in "${missing[@]}"; do
+			echo "boot line missing: '$l' (BOOT_LINES of qemu/arch/$arch.conf)" >> "$summary"
+		done
 	fi
 fi
 names=("passed" "test failed" "kernel splat or guest fault" "timeout" "no KTAP (boot failure)" "harness error")

@@ -106,6 +106,16 @@ expect report_variant_takes_back_skip 1 'SKIP +bpf_batch.attach_under_load \(une
 	"$R/scripts/report.sh" --arch x86_64-tcg1 "$tmp/tcg1-skip.log"
 expect report_debug_takes_back_skip 1 'SKIP +kmemleak.kmemleak_scan \(unexpected' \
 	"$R/scripts/report.sh" --debug "$tmp/xskip.log"
+# An arch's BOOT_LINES (qemu/arch/*.conf): the arm64-vhe run exists to test EL2 with VHE, so
+# a console whose guest started at EL1 fails it; the summary quotes what the guest printed.
+{ printf '# harness: kernel: CPU: All CPU(s) started at EL1\r\n'; cat "$F/pass.log"; } > "$tmp/el1.log"
+{ printf '# harness: kernel: CPU: All CPU(s) started at EL2\r\n'
+  printf '# harness: kernel: CPU features: detected: Virtualization Host Extensions\r\n'
+  cat "$F/pass.log"; } > "$tmp/el2.log"
+expect report_boot_line_missing 1 "boot line missing: 'CPU: All CPU\\(s\\) started at EL2'" \
+	"$R/scripts/report.sh" --arch arm64-vhe "$tmp/el1.log"
+expect report_boot_lines_present 0 '^boot: CPU: All CPU\(s\) started at EL2$' \
+	"$R/scripts/report.sh" --arch arm64-vhe "$tmp/el2.log"
 expect bad_arch_boot 64 'valid names: .*x86_64.*arm64.*riscv64|valid names: .*arm64.*riscv64.*x86_64' \
 	"$R/scripts/boot.sh" no_such_arch
 expect bad_arch_run 64 'unknown ARCH .sparc.' "$R/scripts/run.sh" sparc
@@ -404,7 +414,7 @@ expect select_other_arch_smoke 0 '^wx_check$' selection 4 20 x86_64 arch/arm64/n
 expect select_own_arch_jit_tests 0 '^test_bpf,.*bpf_percpu.*,wx_check' \
 	selection 4 20 arm64 arch/arm64/net/bpf_jit_comp.c
 expect select_unmapped_path_all 0 '^all$' selection 3 20 x86_64 kernel/bpf/core.c fs/namei.c
-expect select_end_of_part_all 0 '^all$' selection 6 25 x86_64 MAINTAINERS
+expect select_end_of_part_all 0 '^all$' selection 8 27 x86_64 MAINTAINERS
 expect select_last_patch_all 0 '^all$' selection 20 20 x86_64 MAINTAINERS
 expect boot_kernel_needs_initrd 64 'go together' "$R/scripts/boot.sh" --kernel /dev/null x86_64
 

@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <net/if.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -285,6 +287,19 @@ static inline int write_text_flags(const char *path, const char *text, int flags
 		err = errno ? -errno : -EIO;
 	close(fd);
 	return err;
+}
+
+/* Bring the loopback device up (the guest's init does not) through socket @sock: 0 or -errno. */
+static inline int lo_up(int sock)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(sock, SIOCGIFFLAGS, &ifr))
+		return -errno;
+	ifr.ifr_flags |= IFF_UP;
+	return ioctl(sock, SIOCSIFFLAGS, &ifr) ? -errno : 0;
 }
 
 /* write_text_flags() replacing what @path holds. */

@@ -64,7 +64,9 @@
 #include <unistd.h>
 
 #define MAX_TESTS	64
-#define SYSLOG_ACTION_CONSOLE_LEVEL	8	/* klogctl(2); glibc has no name for it */
+#define SYSLOG_ACTION_READ_ALL	3	/* klogctl(2); glibc has no names for these */
+#define SYSLOG_ACTION_CONSOLE_LEVEL	8
+#define SYSLOG_ACTION_SIZE_BUFFER	10
 #define KILLED_BY	256	/* run_program()'s status of a program killed by signal N: 256 + N */
 #define DEFAULT_TEST_TIMEOUT	600	/* seconds; test_bpf, the longest, takes 150 under TCG */
 #define MAX_CASES	256
@@ -1108,6 +1110,52 @@ static void watchdog_stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/*
+ * Kernel log messages that say how the guest booted: the exception level arm64 started at
+ * and whether it uses VHE, how many CPUs came up, the preemption model. The console shows
+ * only warnings (loglevel=5), so print_boot_facts() repeats them for the host, which shows
+ * them in the summary and fails a run whose console lacks one its arch requires
+ * (BOOT_LINES, qemu/arch/ARCH.conf; scripts/report.sh).
+ */
+static const char *const boot_facts[] = {
+	"CPU: All CPU(s) started at EL",
+	"CPU features: detected: Virtualization Host Extensions",
+	"smp: Brought up ",
+	"Dynamic Preempt: ",
+};
+
+/* Print the kernel log's boot_facts[] messages as "# harness: kernel: MESSAGE" lines. */
+static void print_boot_facts(void)
+{
+	int size = klogctl(SYSLOG_ACTION_SIZE_BUFFER, NULL, 0), len = -1;
+	char *buf = size > 0 ? malloc(size + 1) : NULL, *line, *save;
+	size_t i;
+
+	if (buf)
+		len = klogctl(SYSLOG_ACTION_READ_ALL, buf, size);
+	if (len < 0) {
+		out("# harness: cannot read the kernel log: %s\n", strerror(errno));
+		free(buf);
+		return;
+	}
+	buf[len] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *msg = line;
+
+		/* "<LEVEL>[    TIME] MESSAGE"; the time is there with CONFIG_PRINTK_TIME */
+		if (*msg == '<' && strchr(msg, '>'))
+			msg = strchr(msg, '>') + 1;
+		if (*msg == '[' && strchr(msg, ']'))
+			msg = strchr(msg, ']') + 1;
+		while (*msg == ' ')
+			msg++;
+		for (i = 0; i < sizeof(boot_facts) / sizeof(boot_facts[0]); i++)
+			if (!strncmp(msg, boot_facts[i], strlen(boot_facts[i])))
+				out("# harness: kernel: %s\n", msg);
+	}
+	free(buf);
+}
+
 int main(void)
 {
 	static struct test tests[MAX_TESTS];
@@ -1132,7 +1180,9 @@ int main(void)
 	}
 	n = load_tests(tests);
 	/* The marker lets the report skip KTAP that built-in KUnit printed during boot. */
-	out("# harness: guest init\nKTAP version 1\n1..%d\n", n);
+	out("# harness: guest init\n");
+	print_boot_facts();
+	out("KTAP version 1\n1..%d\n", n);
 	for (i = 0; i < n; i++) {
 		pid_t wd = watchdog_start(&tests[i], limit);
 

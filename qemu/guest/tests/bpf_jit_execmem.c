@@ -370,19 +370,6 @@ out:
 		close(fd);
 }
 
-/* Bring the loopback device up (the guest's init does not): 0, or -errno. */
-static int lo_up(int sock)
-{
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(sock, SIOCGIFFLAGS, &ifr))
-		return -errno;
-	ifr.ifr_flags |= IFF_UP;
-	return ioctl(sock, SIOCSIFFLAGS, &ifr) ? -errno : 0;
-}
-
 /* Whether the arch's JIT builds BPF dispatcher images (arch_prepare_bpf_dispatcher()). */
 #ifdef __x86_64__
 #define JIT_HAS_DISPATCHER	1

@@ -25,15 +25,32 @@
  *                           xlated program is "w0 = 0; exit" (with a zext between where the
  *                           JIT wants explicit zero extension)
  *   percpu_lookup_inlined   per-CPU array and hash lookups use the per-CPU MOV in xlated
+ *   socket_filter_cpu       an eBPF socket filter on a UDP socket (its helper is
+ *                           bpf_get_raw_cpu_id(), not the tracing one) that passes only
+ *                           datagrams filtered on CPU c: a datagram sent over loopback by a
+ *                           sender pinned to c passes, one sent from another CPU is dropped
+ *   classic_filter_cpu      the same with a classic filter reading SKF_AD_CPU, which the
+ *                           kernel converts to a call of bpf_get_raw_cpu_id() (inlined by the
+ *                           arm64 and riscv64 JITs, which match the helper's address)
  *
- * The first seven hold on the base and must keep holding with the series. The last two
+ * Loopback delivery runs the receiving socket's filter on the sending CPU (the datagram
+ * goes through that CPU's backlog, in softirq context, before sendto() returns): no RPS.
+ *
+ * The first seven and the socket filters hold on the base and must keep holding with the
+ * series. smp_processor_id_inlined and percpu_lookup_inlined
  * test the series' feature and are skipped, with the reason, when the running kernel does
  * not have it: the guest reads /proc/kallsyms, where the architecture's own definitions of
  * bpf_jit_supports_percpu_insn and bpf_jit_inlines_helper_call show as text symbols
  * (T/t) and the generic fallbacks as weak ones (W), or are absent before the series.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 
 #include "../bpf_raw.h"
 #include "../ktap.h"
@@ -475,6 +492,168 @@ out:
 	free(val);
 }
 
+/* Pin the calling thread to @cpu; 0 or -errno. */
+static int pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+/*
+ * Send one datagram whose first byte is @tag from @cpu to the socket @fd itself (bound to
+ * @addr). Returns 0 or -errno.
+ */
+static int send_from(int fd, const struct sockaddr_in *addr, int cpu, char tag)
+{
+	char buf[16] = { tag };
+	int err = pin_to(cpu);
+
+	if (err)
+		return err;
+	if (sendto(fd, buf, sizeof(buf), 0, (const struct sockaddr *)addr, sizeof(*addr)) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * The tag of the next datagram queued on @fd, waiting up to @wait_ms; -EAGAIN if none
+ * came, or -errno.
+ */
+static int recv_tag(int fd, int wait_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char buf[16];
+	int n = poll(&p, 1, wait_ms);
+
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EAGAIN;
+	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	return n > 0 ? (unsigned char)buf[0] : -EBADMSG;
+}
+
+/*
+ * Attach, with @attach (SO_ATTACH_BPF or SO_ATTACH_FILTER), the filter that
+ * @make_filter(cpu, &val, &len) returns for each online CPU c in turn to one loopback UDP
+ * socket: a datagram sent from c must arrive, one sent before it from another CPU (c + 1)
+ * must not. @val points to an int (program fd) or a struct sock_fprog. Returns the number
+ * of CPUs on which the filter decided wrongly; prints each.
+ */
+static int check_filter_cpus(const char *name, int attach,
+			     int (*make_filter)(int cpu, void *val, socklen_t *len))
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(addr);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), cpu, bad = 0;
+	cpu_set_t saved;
+
+	sched_getaffinity(0, sizeof(saved), &saved);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || lo_up(fd) || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    getsockname(fd, (struct sockaddr *)&addr, &alen)) {
+		printf("# %s: UDP socket setup failed: %s\n", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ncpus;
+	}
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		union {
+			int prog_fd;
+			struct sock_fprog fprog;
+		} val;
+		socklen_t len;
+		int other = (cpu + 1) % ncpus, err, tag;
+
+		err = make_filter(cpu, &val, &len);
+		if (!err && setsockopt(fd, SOL_SOCKET, attach, &val, len))
+			err = -errno;
+		if (attach == SO_ATTACH_BPF && val.prog_fd >= 0)
+			close(val.prog_fd);	/* the socket holds the program */
+		if (err) {
+			printf("# %s: cpu %d: filter not attached: %s\n", name, cpu,
+			       strerror(-err));
+			bad++;
+			continue;
+		}
+		/* Datagram 'x' from another CPU must be dropped, 'c' from cpu must pass. */
+		err = ncpus > 1 ? send_from(fd, &addr, other, 'x') : 0;
+		if (!err)
+			err = send_from(fd, &addr, cpu, 'c');
+		tag = err ? err : recv_tag(fd, 1000);
+		if (tag == 'c')
+			tag = recv_tag(fd, 0);	/* nothing after it either */
+		else
+			tag = tag < 0 ? tag : -EPROTO;
+		if (tag != -EAGAIN) {
+			printf("# %s: cpu %d: %s\n", name, cpu,
+			       tag == 'x' ? "passed a datagram sent from another CPU" :
+			       tag >= 0 ? "unexpected datagram" :
+			       tag == -EPROTO ? "the other CPU's datagram came first" :
+			       tag == -EAGAIN ? "dropped the datagram sent from this CPU" :
+			       strerror(-tag));
+			bad++;
+		}
+		while (recv_tag(fd, 0) >= 0)
+			;
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	close(fd);
+	return bad;
+}
+
+/* eBPF socket filter: keep the whole datagram (0xffff bytes) if it runs on @cpu, else 0. */
+static int make_socket_filter(int cpu, void *val, socklen_t *len)
+{
+	const struct bpf_insn prog[] = {
+		CALL(BPF_FUNC_get_smp_processor_id),
+		JEQ_IMM(BPF_REG_0, cpu, 2),
+		MOV64_IMM(BPF_REG_0, 0),
+		EXIT(),
+		MOV64_IMM(BPF_REG_0, 0xffff),
+		EXIT(),
+	};
+	int fd = prog_load_type(BPF_PROG_TYPE_SOCKET_FILTER, prog, 6, verifier_log,
+				sizeof(verifier_log));
+
+	*(int *)val = fd;
+	*len = sizeof(int);
+	if (fd < 0)
+		print_log();
+	return fd < 0 ? fd : 0;
+}
+
+/* Classic filter: A = SKF_AD_CPU; keep the datagram if A == @cpu, else drop it. */
+static int make_classic_filter(int cpu, void *val, socklen_t *len)
+{
+	static struct sock_filter insns[4];
+	struct sock_fprog *fprog = val;
+
+	insns[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_CPU);
+	insns[1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cpu, 0, 1);
+	insns[2] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffff);
+	insns[3] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	fprog->len = 4;
+	fprog->filter = insns;
+	*len = sizeof(*fprog);
+	return 0;
+}
+
+static void test_socket_filters(void)
+{
+	int bad = check_filter_cpus("socket_filter_cpu", SO_ATTACH_BPF, make_socket_filter);
+
+	result(!bad, "socket_filter_cpu", "eBPF socket filter on %d CPUs: %d wrong", ncpus, bad);
+	bad = check_filter_cpus("classic_filter_cpu", SO_ATTACH_FILTER, make_classic_filter);
+	result(!bad, "classic_filter_cpu", "classic SKF_AD_CPU filter on %d CPUs: %d wrong",
+	       ncpus, bad);
+}
+
 int main(void)
 {
 	int jit_percpu = kallsyms_strong("bpf_jit_supports_percpu_insn");
@@ -485,7 +664,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ncpus = count_cpus("/sys/devices/system/cpu/online");
 	npossible = count_cpus("/sys/devices/system/cpu/possible");
-	printf("KTAP version 1\n1..9\n");
+	printf("KTAP version 1\n1..11\n");
 	printf("# %d online CPUs, %d possible\n", ncpus, npossible);
 	if (ncpus < 1 || npossible < ncpus) {
 		printf("# cannot read the CPU lists from sysfs\n");
@@ -500,5 +679,6 @@ int main(void)
 	test_percpu_array_inner_map();
 	test_smp_processor_id_inlined(jit_percpu, jit_inlines, up);
 	test_percpu_lookup_inlined(jit_percpu);
+	test_socket_filters();
 	return failures ? 1 : 0;
 }
