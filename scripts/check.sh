@@ -8,7 +8,8 @@ letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git
 trip (scripts/send.sh --no-gate), MAINTAINERS.snippet (scripts/maintainers-check.sh), the
 per-patch matrix check (scripts/bisect-verify.sh: well-formed, no current cell failed; stale
 cells are reported, and the line 'evidence: ...' is repeated before the totals), the main job on every arch (scripts/run.sh; default
-all), with x86_64 also bpf_batch's attach_under_load on one TCG thread (x86_64-tcg1), with
+all), with each arch also test_bpf and the per-CPU tests with the JIT off (ARCH-interp),
+with x86_64 also bpf_batch's attach_under_load on one TCG thread (x86_64-tcg1), with
 arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
 where the per-CPU offset lives in another register) and the per-CPU tests at EL1 with 4 CPUs
 (arm64-smp4; the main arm64 job boots 2), and with --full ('make check-full') riscv64's
@@ -115,6 +116,13 @@ for a in $arches; do
 	rc=0
 	# The summaries go to the cache: make check leaves the clone as it was.
 	timed "main job $a" "$KS_ROOT/scripts/run.sh" --results "$KS_CACHE/out/check-results" "$a" ||
+		rc=$?
+	count $rc
+	# Same build with the JIT off: the interpreter runs test_bpf's per-CPU MOV and the
+	# per-CPU tests (qemu/arch/ARCH-interp.conf).
+	rc=0
+	timed "$a with the JIT off (bpf_jit_enable=0): test_bpf, bpf_percpu" \
+		"$KS_ROOT/scripts/run.sh" --append "harness.only=test_bpf,bpf_percpu" "$a-interp" ||
 		rc=$?
 	count $rc
 	case $a in

@@ -308,6 +308,20 @@ static inline int write_text(const char *path, const char *text)
 	return write_text_flags(path, text, O_TRUNC);
 }
 
+/* The number in the file @path (a /proc/sys value), or -1. */
+static inline long file_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /* The value of @key in file @path of "NAME VALUE" lines (debugfs, /proc/vmstat), or -1. */
 static inline long long file_stat(const char *path, const char *key)
 {

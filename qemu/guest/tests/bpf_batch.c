@@ -404,20 +404,6 @@ static void test_attach_under_load(int enabled)
 	result(ok && enabled_unchanged(name), name, NULL);
 }
 
-/* The number in the file @path (a /proc/sys value), or -1. */
-static long file_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 /*
  * A kprobe event (an ftrace_ops that saves registers) and the function tracer on @func,
  * which then calls ftrace_regs_caller and the list function; or (@on 0) neither, the

@@ -32,6 +32,21 @@
  *   classic_filter_cpu      the same with a classic filter reading SKF_AD_CPU, which the
  *                           kernel converts to a call of bpf_get_raw_cpu_id() (inlined by the
  *                           arm64 and riscv64 JITs, which match the helper's address)
+ *   over_jit_limit          a socket filter with an inlinable per-CPU array lookup, loaded
+ *                           without privileges while net.core.bpf_jit_limit is exceeded: the
+ *                           verifier inlines it (the JIT was requested), the JIT refuses it.
+ *                           6.1.y's bpf_prog_select_runtime() then refuses the program
+ *                           (ENOTSUPP: no interpreter fallback for a program whose JIT was
+ *                           requested), so inlined code never reaches the interpreter; a
+ *                           kernel that falls back must interpret it correctly: not JIT-ed,
+ *                           one per-CPU MOV, and increments from a datagram sent on each CPU
+ *                           landing in that CPU's slot
+ *
+ * With net.core.bpf_jit_enable=0 (the -interp variants of qemu/arch/) every program is
+ * interpreted and nothing is inlined: the cases above check the interpreter's results,
+ * smp_processor_id_inlined and percpu_lookup_inlined check that the verifier left the calls
+ * (and nothing was JIT-ed), and over_jit_limit, with no JIT to exceed, is skipped. The
+ * interpreter's per-CPU MOV itself is run by test_bpf, which loads its programs directly.
  *
  * Loopback delivery runs the receiving socket's filter on the sending CPU (the datagram
  * goes through that CPU's backlog, in softirq context, before sendto() returns): no RPS.
@@ -45,6 +60,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -55,11 +71,16 @@
 #include "../bpf_raw.h"
 #include "../ktap.h"
 
+#define JIT_ENABLE	"/proc/sys/net/core/bpf_jit_enable"
+#define JIT_LIMIT	"/proc/sys/net/core/bpf_jit_limit"
+#define UNPRIV_BPF	"/proc/sys/kernel/unprivileged_bpf_disabled"
+
 /* The kernel-internal per-CPU MOV, as the kernel's xlated dump shows it */
 #define IS_PERCPU_MOV(i)	((i).code == (BPF_ALU64 | BPF_MOV | BPF_X) && (i).off == -1)
 
 static int ncpus;	/* online CPUs, assumed to be 0..ncpus-1 */
 static int npossible;	/* possible CPUs: per-CPU map values come in this many slots */
+static int jit_enabled;	/* net.core.bpf_jit_enable > 0: programs are JIT-ed (and inlined) */
 static char verifier_log[65536];
 
 static int map_create_attr(union bpf_attr *a)
@@ -355,6 +376,11 @@ static void test_smp_processor_id_inlined(int jit_percpu, int jit_inlines, int u
 		       x[0].imm == 0 && x[n - 1].code == (BPF_JMP | BPF_EXIT), name,
 		       "uniprocessor: xlated has %u insns, first code %#x imm %d (want w0 = 0, "
 		       "[zext,] exit)", n, x[0].code, x[0].imm);
+	} else if (!jit_enabled) {
+		/* The verifier inlines only for the JIT: the interpreter calls the helper. */
+		result(calls == 1 && movs == 0 && id.jited_len == 0, name,
+		       "bpf_jit_enable=0: xlated calls %d (want 1), %d per-CPU MOVs (want 0), "
+		       "jited %u bytes (want 0)", calls, movs, id.jited_len);
 	} else if (jit_inlines) {
 		/* arm64, riscv64: the call stays in xlated and the JIT replaces it */
 		result(calls == 1 && id.jited_len < other.jited_len, name,
@@ -402,12 +428,14 @@ static void test_percpu_lookup_inlined(int jit_percpu)
 			continue;
 		}
 		count_insns(&d, &calls, &movs);
-		printf("# map type %d: xlated %u insns, %d helper calls, %d per-CPU MOVs\n",
-		       types[t], d.n_xlated, calls, movs);
-		if (movs != 1)
+		printf("# map type %d: xlated %u insns, %d helper calls, %d per-CPU MOVs, jited %u "
+		       "bytes\n", types[t], d.n_xlated, calls, movs, d.jited_len);
+		/* With bpf_jit_enable=0 nothing is inlined or JIT-ed. */
+		if (jit_enabled ? movs != 1 : movs != 0 || d.jited_len)
 			bad++;
 	}
-	result(!bad, name, "%d of 2 lookups without exactly one per-CPU MOV", bad);
+	result(!bad, name, jit_enabled ? "%d of 2 lookups without exactly one per-CPU MOV" :
+	       "bpf_jit_enable=0: %d of 2 lookups inlined or JIT-ed", bad);
 }
 
 /*
@@ -654,6 +682,149 @@ static void test_socket_filters(void)
 	       ncpus, bad);
 }
 
+/* The effective capabilities that make bpf(2) privileged, and exempt from bpf_jit_limit. */
+static const int bpf_caps[] = { CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN };
+
+/* Drop (@on 0) or raise again (@on 1) bpf_caps[] in the effective set; 0 or -errno. */
+static int set_bpf_caps(int on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	size_t i;
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	for (i = 0; i < sizeof(bpf_caps) / sizeof(bpf_caps[0]); i++) {
+		uint32_t bit = 1u << (bpf_caps[i] % 32);
+
+		if (on)
+			d[bpf_caps[i] / 32].effective |= bit;
+		else
+			d[bpf_caps[i] / 32].effective &= ~bit;
+	}
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/*
+ * Load, without privileges and over bpf_jit_limit, a socket filter that increments key 0
+ * of the per-CPU array @map and keeps the datagram. Returns the program fd or -errno;
+ * kernel.unprivileged_bpf_disabled, bpf_jit_limit and the capabilities are as before.
+ */
+static int load_unpriv_over_jit_limit(int map)
+{
+	const struct bpf_insn prog[] = {
+		ST_W(BPF_REG_10, -4, 0),
+		LD_MAP_FD(BPF_REG_1, map),
+		MOV64_REG(BPF_REG_2, BPF_REG_10),
+		ADD64_IMM(BPF_REG_2, -4),
+		CALL(BPF_FUNC_map_lookup_elem),
+		JEQ_IMM(BPF_REG_0, 0, 3),
+		LDX_DW(BPF_REG_1, BPF_REG_0, 0),
+		ADD64_IMM(BPF_REG_1, 1),
+		STX_DW(BPF_REG_0, BPF_REG_1, 0),
+		MOV64_IMM(BPF_REG_0, 0xffff),
+		EXIT(),
+	};
+	long limit = file_long(JIT_LIMIT), unpriv = file_long(UNPRIV_BPF);
+	char was[32];
+	int fd, err;
+
+	if (limit < 1 || unpriv < 0)
+		return -ENOENT;
+	/* 2 (CONFIG_BPF_UNPRIV_DEFAULT_OFF) may be lowered by root; 1 may not. */
+	if (unpriv == 2 && write_text(UNPRIV_BPF, "0"))
+		return -EPERM;
+	err = write_text(JIT_LIMIT, "1");
+	if (!err)
+		err = set_bpf_caps(0);
+	fd = err ? err : prog_load_type(BPF_PROG_TYPE_SOCKET_FILTER, prog,
+					sizeof(prog) / sizeof(prog[0]), verifier_log,
+					sizeof(verifier_log));
+	if (set_bpf_caps(1))
+		printf("# cannot raise the capabilities again: %s\n", strerror(errno));
+	snprintf(was, sizeof(was), "%ld", limit);
+	if (write_text(JIT_LIMIT, was))
+		printf("# cannot put bpf_jit_limit back to %ld\n", limit);
+	if (unpriv == 2 && write_text(UNPRIV_BPF, "2"))
+		printf("# cannot put %s back to 2\n", UNPRIV_BPF);
+	return fd;
+}
+
+static void test_over_jit_limit(void)
+{
+	const char *name = "over_jit_limit";
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	uint64_t *val = calloc(npossible, sizeof(*val));
+	socklen_t alen = sizeof(addr);
+	static struct prog_dump d;
+	int map = -1, fd = -1, sock = -1, cpu, i, bad = 0, calls, movs;
+	cpu_set_t saved;
+
+	if (!jit_enabled) {
+		printf("ok %d %s # SKIP bpf_jit_enable=0: no JIT to exceed bpf_jit_limit\n",
+		       ++casenum, name);
+		free(val);
+		return;
+	}
+	map = map_create(BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(uint64_t), 4);
+	fd = map < 0 ? -errno : load_unpriv_over_jit_limit(map);
+	if (fd == -524) {	/* ENOTSUPP, kernel-internal: no libc name */
+		result(1, name, "refused with ENOTSUPP: no interpreter fallback once the JIT "
+		       "was requested");
+		goto out;
+	}
+	if (fd < 0 || prog_dump(fd, &d)) {
+		print_log();
+		result(0, name, "unprivileged load over bpf_jit_limit or its dump failed: %s",
+		       strerror(fd < 0 ? -fd : errno));
+		goto out;
+	}
+	count_insns(&d, &calls, &movs);
+	printf("# xlated %u insns, %d per-CPU MOVs, jited %u bytes\n", d.n_xlated, movs,
+	       d.jited_len);
+	if (movs != 1 || d.jited_len) {
+		result(0, name, "want the lookup inlined (1 per-CPU MOV, got %d) and nothing "
+		       "JIT-ed (got %u bytes): the interpreter is not what runs it", movs,
+		       d.jited_len);
+		goto out;
+	}
+	sched_getaffinity(0, sizeof(saved), &saved);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sock = socket(AF_INET, SOCK_DGRAM, 0);
+	if (sock < 0 || lo_up(sock) || bind(sock, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    getsockname(sock, (struct sockaddr *)&addr, &alen) ||
+	    setsockopt(sock, SOL_SOCKET, SO_ATTACH_BPF, &fd, sizeof(fd))) {
+		result(0, name, "UDP socket setup failed: %s", strerror(errno));
+		goto out;
+	}
+	/* cpu + 1 datagrams from each CPU: the filter runs there, interpreted. */
+	for (cpu = 0; cpu < ncpus; cpu++)
+		for (i = 0; i <= cpu; i++)
+			if (send_from(sock, &addr, cpu, 'c') || recv_tag(sock, 1000) != 'c')
+				bad++;
+	sched_setaffinity(0, sizeof(saved), &saved);
+	if (bad)
+		printf("# %d datagrams not sent or not received\n", bad);
+	if (map_lookup(map, 0, val))
+		bad++;
+	else
+		for (cpu = 0; cpu < ncpus; cpu++)
+			if (val[cpu] != (uint64_t)cpu + 1) {
+				printf("# cpu %d: slot holds %llu, want %d\n", cpu,
+				       (unsigned long long)val[cpu], cpu + 1);
+				bad++;
+			}
+	result(!bad, name, "interpreted per-CPU MOV on %d CPUs: %d errors", ncpus, bad);
+out:
+	if (sock >= 0)
+		close(sock);
+	if (fd >= 0)
+		close(fd);
+	if (map >= 0)
+		close(map);
+	free(val);
+}
+
 int main(void)
 {
 	int jit_percpu = kallsyms_strong("bpf_jit_supports_percpu_insn");
@@ -664,7 +835,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ncpus = count_cpus("/sys/devices/system/cpu/online");
 	npossible = count_cpus("/sys/devices/system/cpu/possible");
-	printf("KTAP version 1\n1..11\n");
+	jit_enabled = file_long(JIT_ENABLE) > 0;
+	printf("KTAP version 1\n1..12\n");
 	printf("# %d online CPUs, %d possible\n", ncpus, npossible);
 	if (ncpus < 1 || npossible < ncpus) {
 		printf("# cannot read the CPU lists from sysfs\n");
@@ -680,5 +852,6 @@ int main(void)
 	test_smp_processor_id_inlined(jit_percpu, jit_inlines, up);
 	test_percpu_lookup_inlined(jit_percpu);
 	test_socket_filters();
+	test_over_jit_limit();
 	return failures ? 1 : 0;
 }
