@@ -65,9 +65,7 @@
 #include <unistd.h>
 
 #define MAX_TESTS	64
-#define SYSLOG_ACTION_READ_ALL	3	/* klogctl(2); glibc has no names for these */
-#define SYSLOG_ACTION_CONSOLE_LEVEL	8
-#define SYSLOG_ACTION_SIZE_BUFFER	10
+#define SYSLOG_ACTION_CONSOLE_LEVEL	8	/* klogctl(2); glibc has no name for it */
 #define KILLED_BY	256	/* run_program()'s status of a program killed by signal N: 256 + N */
 #define DEFAULT_TEST_TIMEOUT	600	/* seconds; test_bpf, the longest, takes 150 under TCG */
 #define MAX_CASES	256
@@ -253,29 +251,19 @@ static int load_tests(struct test *tests)
 }
 
 /*
- * Load @path with @args and collect the kernel log records printed meanwhile into a
- * newline-separated buffer (caller frees). *@ret gets finit_module's result (0 or -errno).
+ * The messages of the kernel log records readable from @kfd (/dev/kmsg, opened
+ * O_NONBLOCK, or -1 for none), one per line, in a buffer the caller frees (NULL without
+ * memory).
  */
-static char *run_module(const char *path, const char *args, int *ret)
+static char *kmsg_collect(int kfd)
 {
 	size_t len = 0, cap = 1 << 16;
 	char *log = malloc(cap);
 	char rec[8192];
-	int kfd, mfd;
 
 	if (!log)
 		return NULL;
 	log[0] = '\0';
-	kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	if (kfd >= 0)
-		lseek(kfd, 0, SEEK_END);
-	mfd = open(path, O_RDONLY | O_CLOEXEC);
-	*ret = mfd < 0 ? -errno : 0;
-	if (mfd >= 0) {
-		if (syscall(SYS_finit_module, mfd, args, 0))
-			*ret = -errno;
-		close(mfd);
-	}
 	for (;;) {
 		ssize_t n;
 		char *msg, *end;
@@ -309,6 +297,29 @@ static char *run_module(const char *path, const char *args, int *ret)
 		log[len++] = '\n';
 		log[len] = '\0';
 	}
+	return log;
+}
+
+/*
+ * Load @path with @args and collect the kernel log records printed meanwhile into a
+ * newline-separated buffer (caller frees). *@ret gets finit_module's result (0 or -errno).
+ */
+static char *run_module(const char *path, const char *args, int *ret)
+{
+	char *log;
+	int kfd, mfd;
+
+	kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (kfd >= 0)
+		lseek(kfd, 0, SEEK_END);
+	mfd = open(path, O_RDONLY | O_CLOEXEC);
+	*ret = mfd < 0 ? -errno : 0;
+	if (mfd >= 0) {
+		if (syscall(SYS_finit_module, mfd, args, 0))
+			*ret = -errno;
+		close(mfd);
+	}
+	log = kmsg_collect(kfd);
 	if (kfd >= 0)
 		close(kfd);
 	return log;
@@ -1131,33 +1142,22 @@ static const char *const boot_facts[] = {
 /* Print the kernel log's boot_facts[] messages as "# harness: kernel: MESSAGE" lines. */
 static void print_boot_facts(void)
 {
-	int size = klogctl(SYSLOG_ACTION_SIZE_BUFFER, NULL, 0), len = -1;
-	char *buf = size > 0 ? malloc(size + 1) : NULL, *line, *save;
+	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	char *log = kfd < 0 ? NULL : kmsg_collect(kfd), *line, *save;
 	size_t i;
 
-	if (buf)
-		len = klogctl(SYSLOG_ACTION_READ_ALL, buf, size);
-	if (len < 0) {
+	if (!log) {
 		out("# harness: cannot read the kernel log: %s\n", strerror(errno));
-		free(buf);
+		if (kfd >= 0)
+			close(kfd);
 		return;
 	}
-	buf[len] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *msg = line;
-
-		/* "<LEVEL>[    TIME] MESSAGE"; the time is there with CONFIG_PRINTK_TIME */
-		if (*msg == '<' && strchr(msg, '>'))
-			msg = strchr(msg, '>') + 1;
-		if (*msg == '[' && strchr(msg, ']'))
-			msg = strchr(msg, ']') + 1;
-		while (*msg == ' ')
-			msg++;
+	close(kfd);
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		for (i = 0; i < sizeof(boot_facts) / sizeof(boot_facts[0]); i++)
-			if (!strncmp(msg, boot_facts[i], strlen(boot_facts[i])))
-				out("# harness: kernel: %s\n", msg);
-	}
-	free(buf);
+			if (!strncmp(line, boot_facts[i], strlen(boot_facts[i])))
+				out("# harness: kernel: %s\n", line);
+	free(log);
 }
 
 int main(void)

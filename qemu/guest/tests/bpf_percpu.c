@@ -567,6 +567,31 @@ static int recv_tag(int fd, int wait_ms)
 }
 
 /*
+ * A UDP socket bound to a free port of 127.0.0.1, with loopback brought up; its address in
+ * *@addr. Returns the fd or -errno.
+ */
+static int udp_loopback(struct sockaddr_in *addr)
+{
+	socklen_t alen = sizeof(*addr);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), err;
+
+	if (fd < 0)
+		return -errno;
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	err = lo_up(fd);
+	if (!err && (bind(fd, (struct sockaddr *)addr, sizeof(*addr)) ||
+		     getsockname(fd, (struct sockaddr *)addr, &alen)))
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
  * Attach, with @attach (SO_ATTACH_BPF or SO_ATTACH_FILTER), the filter that
  * @make_filter(cpu, &val, &len) returns for each online CPU c in turn to one loopback UDP
  * socket: a datagram sent from c must arrive, one sent before it from another CPU (c + 1)
@@ -576,20 +601,15 @@ static int recv_tag(int fd, int wait_ms)
 static int check_filter_cpus(const char *name, int attach,
 			     int (*make_filter)(int cpu, void *val, socklen_t *len))
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET };
-	socklen_t alen = sizeof(addr);
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), cpu, bad = 0;
+	struct sockaddr_in addr;
+	int fd = udp_loopback(&addr), cpu, bad = 0;
 	cpu_set_t saved;
 
-	sched_getaffinity(0, sizeof(saved), &saved);
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || lo_up(fd) || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    getsockname(fd, (struct sockaddr *)&addr, &alen)) {
-		printf("# %s: UDP socket setup failed: %s\n", name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
+		printf("# %s: UDP socket setup failed: %s\n", name, strerror(-fd));
 		return ncpus;
 	}
+	sched_getaffinity(0, sizeof(saved), &saved);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		union {
 			int prog_fd;
@@ -753,10 +773,9 @@ static int load_unpriv_over_jit_limit(int map)
 static void test_over_jit_limit(void)
 {
 	const char *name = "over_jit_limit";
-	struct sockaddr_in addr = { .sin_family = AF_INET };
 	uint64_t *val = calloc(npossible, sizeof(*val));
-	socklen_t alen = sizeof(addr);
 	static struct prog_dump d;
+	struct sockaddr_in addr;
 	int map = -1, fd = -1, sock = -1, cpu, i, bad = 0, calls, movs;
 	cpu_set_t saved;
 
@@ -788,15 +807,12 @@ static void test_over_jit_limit(void)
 		       d.jited_len);
 		goto out;
 	}
-	sched_getaffinity(0, sizeof(saved), &saved);
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sock = socket(AF_INET, SOCK_DGRAM, 0);
-	if (sock < 0 || lo_up(sock) || bind(sock, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    getsockname(sock, (struct sockaddr *)&addr, &alen) ||
-	    setsockopt(sock, SOL_SOCKET, SO_ATTACH_BPF, &fd, sizeof(fd))) {
-		result(0, name, "UDP socket setup failed: %s", strerror(errno));
+	sock = udp_loopback(&addr);
+	if (sock < 0 || setsockopt(sock, SOL_SOCKET, SO_ATTACH_BPF, &fd, sizeof(fd))) {
+		result(0, name, "UDP socket setup failed: %s", strerror(sock < 0 ? -sock : errno));
 		goto out;
 	}
+	sched_getaffinity(0, sizeof(saved), &saved);
 	/* cpu + 1 datagrams from each CPU: the filter runs there, interpreted. */
 	for (cpu = 0; cpu < ncpus; cpu++)
 		for (i = 0; i <= cpu; i++)
