@@ -36,7 +36,7 @@ for kernel in base tip; do
 		bench_boot "$a" "$kernel" bpf_batch_bench "$log"
 	fi
 	# "# bench: MODE n=N attach_ms=A detach_ms=D updates=U unregs=R", KTAP-nested
-	sed -n 's/^[[:space:]]*# bench: //p' "$log" | awk -v k="$kernel" '{
+	console_ktap "$log" | sed -n 's/^[[:space:]]*# bench: //p' | awk -v k="$kernel" '{
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k, $1, v["n"], v["attach_ms"],
 			v["detach_ms"], v["updates"], v["unregs"] }' >> "$tmp/tsv"

@@ -51,7 +51,7 @@ bench_one() {
 	log=$KS_CACHE/out/$a/bench-bpf-load-$kernel.log
 	bench_boot "$a" "$kernel" bpf_load_bench "$log" "$@"
 	# "# bench: load=MODE progs=N load_ms=..." / "# bench: cycle=MODE n=N ...", KTAP-nested
-	sed -n 's/^[[:space:]]*# bench: //p' "$log" | awk -v a="$a" -v k="$kernel" '
+	console_ktap "$log" | sed -n 's/^[[:space:]]*# bench: //p' | awk -v a="$a" -v k="$kernel" '
 		{ delete v; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
 		"load" in v { printf "%s\t%s\tload\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n", a, k,
 			v["load"], v["progs"], v["load_ms"], v["unload_ms"], v["freed_ms"],
@@ -62,7 +62,7 @@ bench_one() {
 		die "$a $kernel: bpf_load_bench did not report all four measurements (see $log)"
 	cat "$tmp/one" >> "$tmp/tsv"
 	# the guest's reasons for a -1 ("# idle: ..." / "# loaded: ...")
-	sed -n 's/^[[:space:]]*# \(idle\|loaded\): /\1: /p' "$log" | sed "s/^/- $a $kernel /" \
+	console_ktap "$log" | sed -n 's/^[[:space:]]*# \(idle\|loaded\): /\1: /p' | sed "s/^/- $a $kernel /" \
 		>> "$tmp/notes"
 }
 

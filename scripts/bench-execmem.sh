@@ -36,7 +36,7 @@ for a in $arches; do
 	bench_boot "$a" tip execmem_fleet "$log"
 	# "# execmem_test_fleet[_module_alloc]: fleet NAME allocations N ... KEY VALUE ..." and
 	# "# execmem_test_fleet: latency WHAT p50_ns A p90_ns B p99_ns C", KTAP-nested
-	sed -n 's/^.*# execmem_test_fleet[a-z_]*: //p' "$log" | awk -v a="$a" '
+	console_ktap "$log" | sed -n 's/^.*# execmem_test_fleet[a-z_]*: //p' | awk -v a="$a" '
 		$1 == "fleet" { delete v; for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
 			printf "%s\tmapping\t%s\t%s\t%s\t%s\t%s\t%s\t\t\t\n", a, $2, v["allocations"],
 				v["bytes_mapped"], v["pmd_entries"], v["pte_entries"], v["writable_entries"] }
@@ -44,7 +44,7 @@ for a in $arches; do
 		> "$tmp/$a.tsv"
 	[ "$(grep -c mapping "$tmp/$a.tsv")" -eq 2 ] && [ "$(grep -c latency "$tmp/$a.tsv")" -eq 4 ] ||
 		die "$a: execmem_test_fleet did not log both allocators (see $log)"
-	[ "$(grep -c '^ *ok [0-9]* execmem_test_fleet' "$log")" -eq 2 ] ||
+	[ "$(console_ktap "$log" | grep -c '^ *ok [0-9]* execmem_test_fleet')" -eq 2 ] ||
 		die "$a: execmem_test_fleet or execmem_test_fleet_module_alloc did not pass (see $log)"
 	cat "$tmp/$a.tsv" >> "$tmp/tsv"
 done

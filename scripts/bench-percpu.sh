@@ -35,7 +35,7 @@ bench_one() {
 	log=$KS_CACHE/out/$a/bench-percpu-$kernel.log
 	bench_boot "$a" "$kernel" bpf_percpu_bench "$log" "$@"
 	# "# bench: NAME mops=M ns=N ..." and "# bench: jited NAME bytes=B", KTAP-nested
-	sed -n 's/^[[:space:]]*# bench: //p' "$log" | awk -v a="$a" -v k="$kernel" '
+	console_ktap "$log" | sed -n 's/^[[:space:]]*# bench: //p' | awk -v a="$a" -v k="$kernel" '
 		$1 == "jited" { sub("bytes=", "", $3); printf "%s\t%s\tjited-%s\t\t\t%s\n", a, k, $2, $3; next }
 		{ m = $2; n = $3; sub("mops=", "", m); sub("ns=", "", n)
 		  printf "%s\t%s\t%s\t%s\t%s\t\n", a, k, $1, m, n }' >> "$tmp/tsv"

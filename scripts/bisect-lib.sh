@@ -8,7 +8,7 @@
 # programs, the splat patterns, the expected failures and skips common to all arches and
 # ARCH's, ARCH's data file and config fragments (common, its own, the series' options), the pinned sources of the
 # selftests' libraries, the scripts that build the test runners and pack the guest, and the
-# judge (scripts/report.sh). Not the mechanics around them (scripts/lib.sh, build.sh,
+# judge (scripts/report.sh, scripts/raw2ktap.c). Not the mechanics around them (scripts/lib.sh, build.sh,
 # boot.sh: a change there that altered a verdict would fail make check's main jobs first),
 # not a single test's own files (its line of qemu/guest/tests.list, its program: test_hash),
 # not the benchmarks and planted failures no cell runs, not the variants' data, lists and
@@ -19,7 +19,7 @@ harness_paths() {
 	printf '%s\n' qemu/guest/init.c qemu/guest/*.h qemu/guest/tests/*.h qemu/splat.patterns \
 		qemu/xfail.list qemu/xskip.list qemu/config/common.config qemu/config/series.config \
 		sources.conf scripts/build-selftests.sh scripts/build-selftest-libs.sh \
-		scripts/initramfs.sh scripts/report.sh
+		scripts/initramfs.sh scripts/report.sh scripts/raw2ktap.c
 	printf '%s\n' "qemu/arch/$a.conf" "qemu/xfail.$a.list" "qemu/xskip.$a.list"
 	for f in $(load_arch "$a" && echo "${CONFIG_FRAGMENTS:-$BUILD_NAME}"); do
 		echo "qemu/config/$f.config"

@@ -298,3 +298,24 @@ guest_programs() {
 		echo "$b"
 	done
 }
+
+# host_tool NAME: the path of the host program scripts/NAME.c, compiled (warnings as errors)
+# into $KS_CACHE/host/NAME-HASH the first time its source (HASH: its sha256) is used, so that
+# every run of a source uses one binary and an edit compiles again. Dies if it does not compile.
+host_tool() {
+	local src=$KS_ROOT/scripts/$1.c bin hash
+	hash=$(sha256sum "$src" | cut -c1-16) || die "cannot read $src"
+	bin=$KS_CACHE/host/$1-$hash
+	if [ ! -x "$bin" ]; then
+		mkdir -p "$KS_CACHE/host"
+		gcc -O2 -Wall -Wextra -Werror -o "$bin.$$" "$src" || { rm -f "$bin.$$"; die "$src does not compile"; }
+		mv -f "$bin.$$" "$bin"
+	fi
+	echo "$bin"
+}
+
+# console_ktap LOG: the guest console LOG with its tests' raw output turned into KTAP
+# (scripts/raw2ktap.c), for the scripts that read a test's diagnostic lines from it.
+console_ktap() {
+	"$(host_tool raw2ktap)" "$1"
+}

@@ -3,8 +3,9 @@
 usage="usage: report.sh [-h|--help] [--timed-out | --qemu-exit CODE] [--allow-skips] [--arch NAME]
                  [--out FILE] [--cases FILE] CONSOLE_LOG
 
-Judge one guest console log: scan it for kernel splats (qemu/splat.patterns), parse its KTAP
-with the kernel's own tools/testing/kunit/kunit.py parse (from the base tree), apply the
+Judge one guest console log: scan it for kernel splats (qemu/splat.patterns), turn the raw
+output of its tests into KTAP (scripts/raw2ktap.c), parse the KTAP with the kernel's own
+tools/testing/kunit/kunit.py parse (from the base tree), apply the
 expected failures of qemu/xfail.list and of the arch (qemu/xfail.ARCH.list, see below) and
 the expected skips of qemu/xskip.list and qemu/xskip.ARCH.list (same format), print a
 summary (and write it to FILE with --out). A skipped case that no expected-skip list names
@@ -62,6 +63,7 @@ log=$1
 kunit=$KS_SRC/tools/testing/kunit/kunit.py
 [ -f "$kunit" ] || die "$kunit missing (run scripts/fetch-base.sh)"
 command -v jq >/dev/null || die "jq missing (run scripts/deps.sh)"
+raw2ktap=$(host_tool raw2ktap)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -74,12 +76,14 @@ verdict=0
 	echo "arch: ${arch:-?}  log: $log"
 	if grep -a -q -E '(K?TAP version [0-9]+)' "$log"; then
 		# The guest's own KTAP follows its marker line; anything before it (KTAP printed by
-		# built-in KUnit during boot, on a verbose console) is not ours to parse.
+		# built-in KUnit during boot, on a verbose console) is not ours to parse. The tests'
+		# raw output becomes KTAP here (scripts/raw2ktap.c; a console whose guest converted
+		# it itself passes unchanged).
 		if grep -a -q '^# harness: guest init' "$log"; then
-			sed -n '/^# harness: guest init/,$p' "$log" > "$tmp/ktap.log"
+			sed -n '/^# harness: guest init/,$p' "$log"
 		else
-			cp "$log" "$tmp/ktap.log"
-		fi
+			cat "$log"
+		fi | "$raw2ktap" > "$tmp/ktap.log" || die "scripts/raw2ktap.c could not convert $log"
 		# kunit.py exits 1 on any failed test; the JSON is judged below, with xfails.
 		python3 "$kunit" parse --json="$tmp/result.json" "$tmp/ktap.log" \
 			> "$tmp/kunit.txt" 2>&1 || true

@@ -10,7 +10,9 @@ kconfig fragment whose option a dependency drops, an arch file building with cla
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
 kernel-doc warning, a stale cover letter, the guest programs compiling for every arch, the
 pinned Debian sources fetched into an empty cache (and a changed sum or missing file refused),
-the guest init's test_verifier and test_progs reporters on hand-written outputs, the per-patch
+the host's conversion of the guest's raw test output (scripts/raw2ktap.c) on hand-written
+runner outputs and on a recorded console in the old and the raw format, cut or crashed
+mid-output, the per-patch
 matrix's evidence rule (stale cells reported, a current failure or a malformed matrix failed,
 make send refusing stale cells), and shellcheck.
 Prints KTAP; exits 1 if any test failed.
@@ -50,18 +52,32 @@ guest_programs_all() {
 	echo "guest programs compile for every arch"
 }
 
-# The guest's BPF selftest reporters (tests/selftest_report.c) on hand-written outputs,
-# read back by kunit.py. test_verifier: one case per "#N/x" block, whatever lines a block
-# has, a repeated name numbered. test_progs: one case per result line before "All error
-# logs:" (the repeats after it not counted), the name after the last ':' cut, '#' as '_'.
-selftest_report() {
-	local runner=$1
-	gcc -O2 -Wall -Wextra -Werror -o "$tmp/str" "$R/tests/selftest_report.c" || return 1
-	"$tmp/str" "$runner" "$F/$runner.out" "$F/$runner.err" > "$tmp/$runner.ktap"
-	[ $? -eq 1 ] || { echo "the reporter did not fail a run with failures"; return 1; }
+# A console with one test's raw block as the guest init prints it (qemu/guest/init.c:
+# run_test()) from a runner's standard output and error files (hand-written from the
+# runners' printf formats), converted by scripts/raw2ktap.c and read back by kunit.py.
+# raw_report NAME KIND STATUS OUT ERR prints the converted test's result line, then kunit.py's
+# summary. test_verifier: one case per "#N/x" block, whatever lines a block has, a repeated
+# name numbered. test_progs: one case per result line before "All error logs:" (the repeats
+# after it not counted), the name after the last ':' cut, '#' as '_'.
+raw_report() {
+	local name=$1 kind=$2 status=$3 conv
+	conv=$(. "$R/scripts/lib.sh" && host_tool raw2ktap) || return 1
+	{ printf 'KTAP version 1\r\n1..1\r\n# harness: raw begin 1 %s %s\r\n' "$name" "$kind"
+	  sed 's/^/|o /; s/$/\r/' "$4"
+	  sed 's/^/|e /; s/$/\r/' "$5"
+	  printf '# harness: raw end 1 %s %s elapsed=1.000 bpf_jit_enable=1\r\n' "$name" "$status"
+	} > "$tmp/$name.console"
+	"$conv" "$tmp/$name.console" > "$tmp/$name.ktap" || return 1
+	grep -E "^(not )?ok 1 $name\$" "$tmp/$name.ktap"
 	# kunit.py exits 1 when a test failed, as some do here.
 	{ python3 "$(. "$R/scripts/lib.sh" && echo "$KS_SRC")/tools/testing/kunit/kunit.py" \
-		parse "$tmp/$runner.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
+		parse "$tmp/$name.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
+}
+selftest_report() {
+	local runner=$1
+	raw_report "$runner" "$runner" exit=1 "$F/$runner.out" "$F/$runner.err" || return 1
+	grep -q "^not ok 1 $runner\$" "$tmp/$runner.ktap" ||
+		{ echo "the converter did not fail a run with failures"; return 1; }
 	case $runner in
 	test_verifier)
 		grep -q 'ok 12 add+sub+mul (2)/p$' "$tmp/$runner.ktap" ||
@@ -72,7 +88,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 62
+ktap_plan 71
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -278,26 +294,47 @@ expect fetch_sources_missing_file 1 'zlib 1:1.2.13.dfsg-1: .*zlib_1.2.13.dfsg-0.
 	env KSERIES_CACHE="$tmp/fetch-cache" DEBIAN_MIRROR="file://$tmp/pool" \
 	"$R/scripts/fetch-sources.sh" --list "$tmp/missing.conf" zlib
 
-# A guest program's exit status counts: one that crashes after its last result (status 267:
-# killed by signal 11, as run_program() encodes it), or exits non-zero with every result
-# passed, fails one more case, exit_status (qemu/guest/init.c).
+# A guest program's exit status counts: one that crashes after its last result (killed by
+# signal 11), or exits non-zero with every result passed, fails one more case, exit_status
+# (scripts/raw2ktap.c), on one line for patterns that span lines.
 program_exit() {
-	gcc -O2 -Wall -Wextra -Werror -o "$tmp/str" "$R/tests/selftest_report.c" || return 2
-	"$tmp/str" ktap "$F/program.out" "$F/program.err" "$1" > "$tmp/program.ktap"
-	echo "reporter exit $?"
-	{ python3 "$(. "$R/scripts/lib.sh" && echo "$KS_SRC")/tools/testing/kunit/kunit.py" \
-		parse "$tmp/program.ktap" || true; } | sed -e 's/\x1b\[[0-9;]*m//g'
-}
-# program_exit with its output on one line, for patterns that span lines.
-program_exit_flat() {
-	program_exit "$@" | tr '\n' ' '
+	raw_report program exec "$1" "$F/program.out" "$F/program.err" | tr '\n' ' '
 }
 
-expect program_exit_0_passes 0 'reporter exit 0$' program_exit 0
-expect program_segfault_after_results 0 'reporter exit 1 .*killed by signal 11.*\[FAILED\] exit_status.*Ran 3 tests: passed: 1, failed: 1, skipped: 1' \
-	program_exit_flat 267
-expect program_exit_1_without_failure 0 'reporter exit 1 .*exited with status 1 although.*Ran 3 tests: passed: 1, failed: 1' \
-	program_exit_flat 1
+expect program_exit_0_passes 0 '^ok 1 program .*Ran 2 tests: passed: 1, skipped: 1' \
+	program_exit exit=0
+expect program_segfault_after_results 0 '^not ok 1 program .*killed by signal 11.*\[FAILED\] exit_status.*Ran 3 tests: passed: 1, failed: 1, skipped: 1' \
+	program_exit signal=11
+expect program_exit_1_without_failure 0 '^not ok 1 program .*exited with status 1 although.*Ran 3 tests: passed: 1, failed: 1' \
+	program_exit exit=1
+
+# The judging on the host (scripts/raw2ktap.c): the same guest run (x86_64-interp,
+# harness.only=test_bpf,test_vmalloc,wx_check) recorded with a guest init that converted to
+# KTAP itself (interp-ktap.log) and with one that prints raw output (interp-raw.log) gets the
+# same summary. From interp-raw.log: a console that ends inside test_bpf's output (a hang
+# stopped by the boot's timeout; the same with a panic after it), and bpf_jit_enable=1 in
+# test_bpf's end marker, which fails its interpreted 0/1014 JIT'ed.
+same_summary() {
+	diff <("$R/scripts/report.sh" --arch x86_64-interp "$F/interp-ktap.log" | sed 1d) \
+		<("$R/scripts/report.sh" --arch x86_64-interp "$F/interp-raw.log" | sed 1d) &&
+		"$R/scripts/report.sh" --arch x86_64-interp "$F/interp-raw.log"
+}
+expect report_old_and_raw_console_agree 0 'cases: 14 passed, 0 failed, 0 skipped, 1 xfail' same_summary
+head -n 600 "$F/interp-raw.log" > "$tmp/raw-cut.log"
+report_flat() { "$R/scripts/report.sh" "$@" | tr '\n' ' '; return "${PIPESTATUS[0]}"; }
+expect report_raw_console_cut 3 'FAIL +test_bpf .*guest timed out in test test_bpf' \
+	report_flat --timed-out --arch x86_64-interp "$tmp/raw-cut.log"
+{ cat "$tmp/raw-cut.log"; sed -n '/^Kernel panic/,$p' "$F/panic.log"; } > "$tmp/raw-panic.log"
+expect report_raw_console_crash 2 'FAIL +test_bpf .*Kernel panic' \
+	report_flat --arch x86_64-interp "$tmp/raw-panic.log"
+raw_cut_diag() {
+	"$(. "$R/scripts/lib.sh" && host_tool raw2ktap)" "$tmp/raw-cut.log" | tail -3 | tr '\n' ' '
+}
+expect raw2ktap_names_the_cut 0 'the console ends before its end marker.*not ok 1 test_bpf' raw_cut_diag
+sed 's/^\(# harness: raw end 1 test_bpf .*\)bpf_jit_enable=0/\1bpf_jit_enable=1/' "$F/interp-raw.log" \
+	> "$tmp/raw-jit.log"
+expect report_raw_jit_mismatch 1 'FAIL +test_bpf.tests' \
+	"$R/scripts/report.sh" --arch x86_64-interp "$tmp/raw-jit.log"
 
 # Evidence, not a gate: bisect-verify reports stale cells of the matrix and exits 0; a
 # malformed matrix or a current cell that failed fails; --require-current (make send) refuses
