@@ -109,7 +109,22 @@ verdict=0
 				grep -v -e '^#' -e '^$' "$KS_ROOT/qemu/$f.list" | sed "s|\$|\tqemu/$f.list|" || true
 			done | awk '!seen[$0]++' > "$tmp/$kind"
 		done
-		awk -F'\t' -v xf="$tmp/xfail" -v xs="$tmp/xskip" -v cf="$casefile" '
+		# A failed case is followed by its diagnostic lines ("# CASE: ..."), at most three,
+		# so that a summary alone (CI's excerpt, results/) says why.
+		awk -F'\t' -v xf="$tmp/xfail" -v xs="$tmp/xskip" -v cf="$casefile" \
+			-v ktap="$tmp/ktap.log" '
+			function diag(name,    c, l, k) {
+				c = name
+				sub(/^[^.]*\./, "", c)
+				k = 0
+				while (k < 3 && (getline l < ktap) > 0)
+					if (index(l, "# " c ": ")) {
+						sub(/^[ \t]*# /, "", l)
+						printf "        %s\n", substr(l, 1, 400)
+						k++
+					}
+				close(ktap)
+			}
 			BEGIN {
 				while ((getline l < xf) > 0) {
 					split(l, f, "\t")
@@ -145,8 +160,11 @@ verdict=0
 						skipped[ns++] = suite
 					if (nskip[suite]++ < 5)
 						skips[suite] = skips[suite] sprintf("  XSKIP %s\n", $1)
-				} else if (s != "PASS")
+				} else if (s != "PASS") {
 					printf "  %-5s %s\n", s, $1
+					if (s == "FAIL")
+						diag($1)
+				}
 			}
 			END {
 				for (i = 0; i < ns; i++) {

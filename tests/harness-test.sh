@@ -88,11 +88,13 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 71
+ktap_plan 72
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
 expect report_failing_test 1 'FAIL +test_bpf' "$R/scripts/report.sh" "$F/fail.log"
+expect report_failure_says_why 1 '^        test_bpf: no Summary line in the log' \
+	"$R/scripts/report.sh" "$F/fail.log"
 expect report_panic 2 'Kernel panic' "$R/scripts/report.sh" "$F/panic.log"
 expect report_warn_with_passing_tests 2 'WARNING: ' "$R/scripts/report.sh" "$F/warn.log"
 expect report_timeout 3 'timed out in test test_bpf' "$R/scripts/report.sh" --timed-out "$F/timeout.log"
