@@ -31,6 +31,16 @@
  *                        unpatched 6.1 base hung the same way with one fentry link attached
  *                        and detached while one process called getpgrp in a loop (see
  *                        qemu/arch/x86_64-tcg1.conf).
+ *   single_links_cheap   one single (BPF_LINK_TYPE_TRACING) link per program, attached, then
+ *                        detached one by one: each program counts while attached, none
+ *                        after, enabled_functions back as it was, and the ftrace_ops of the
+ *                        trampolines was unregistered once (debugfs bpf_trampoline), by the
+ *                        last detach: they share one ops (an ops per trampoline is
+ *                        unregistered, and waited for, on every detach)
+ *   ipmodify_share       a single fexit link and fail_function's IPMODIFY kprobe (probability
+ *                        0) on the getpgid stub, the kprobe registered after the link and,
+ *                        with another link attached elsewhere, before it: both attach, and
+ *                        the program counts every call
  *   failed_register_live a batch whose ftrace registration fails after its ops was listed
  *                        must retire its images as a detach does. Members: an fmod_ret
  *                        program (counting) on the nanosleep stub and an fentry program on
@@ -75,7 +85,7 @@
 #include <time.h>
 
 #define NFUNCS	8
-#define NCASES	12
+#define NCASES	14
 #define NSLEEPERS	256	/* failed_register_live: processes calling nanosleep */
 #define SLEEP_MS	1000	/* each call's sleep: several grace periods long */
 #define FAIL_SECS	40	/* how long batches are made to fail, at most */
@@ -92,6 +102,7 @@
 #endif
 #define FAIL_FUNC_DIR	"/sys/kernel/debug/fail_function"
 #define KPROBE_EVENT	"bpf_batch/nsleep"
+#define TRAMP_STATS	"/sys/kernel/debug/bpf_trampoline"
 
 /* The generic syscall table (arm64, riscv64) has no getpgrp: getpgid(0) there. */
 #ifdef SYS_getpgrp
@@ -450,6 +461,148 @@ static int fail_function_hold(const char *func, int on)
 	return err ?: write_text(FAIL_FUNC_DIR "/inject", text);
 }
 
+/*
+ * single_links_cheap: one link per program, attached and then detached one by one. With
+ * one ftrace_ops shared by the trampolines, only the last detach unregisters it; with an
+ * ops per trampoline, every detach does (and waits for RCU-tasks grace periods).
+ */
+static void test_single_links_cheap(void)
+{
+	const char *name = "single_links_cheap";
+	long long unreg0 = file_stat(TRAMP_STATS, "ftrace_unregisters"), unreg;
+	uint64_t before[NFUNCS];
+	int links[NFUNCS], i, n = 0, ok = 1;
+
+	if (unreg0 < 0) {
+		result(0, name, "cannot read ftrace_unregisters in %s", TRAMP_STATS);
+		return;
+	}
+	for (n = 0; n < NFUNCS; n++) {
+		links[n] = fentry_attach(progs[n], n % 2 ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY);
+		if (links[n] < 0) {
+			printf("# %s: attaching the link for %s failed: %s\n", name, funcs[n],
+			       strerror(-links[n]));
+			ok = 0;
+			break;
+		}
+	}
+	for (i = 0; i < NFUNCS; i++)
+		before[i] = slot(i);
+	call_all();
+	for (i = 0; i < n; i++) {
+		if (slot(i) <= before[i]) {
+			printf("# %s: program %d (%s) did not run\n", name, i, funcs[i]);
+			ok = 0;
+		}
+	}
+	for (i = 0; i < n; i++)
+		close(links[i]);
+	for (i = 0; i < NFUNCS; i++)
+		before[i] = slot(i);
+	call_all();
+	for (i = 0; i < NFUNCS; i++) {
+		if (slot(i) != before[i]) {
+			printf("# %s: program %d still runs after its link was closed\n", name, i);
+			ok = 0;
+		}
+	}
+	if (!enabled_unchanged(name))
+		ok = 0;
+	unreg = file_stat(TRAMP_STATS, "ftrace_unregisters");
+	result(ok && n == NFUNCS && unreg - unreg0 == 1, name,
+	       "%d single links detached one by one: %lld unregistrations of an ftrace_ops (want 1: only the last detach)",
+	       n, unreg - unreg0);
+}
+
+/*
+ * Attach the fexit program @prog alone and hold its function @func with fail_function's
+ * IPMODIFY kprobe, in the order @kprobe_first; check that both attach and that the program
+ * counts (slot @sl) every one of @calls calls of getpgid. 1 if all held, 0 (said why).
+ */
+static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
+			 int kprobe_first)
+{
+	int link = -1, held = 0, ok = 0, i, calls = 10;
+	uint64_t before;
+
+	if (kprobe_first) {
+		held = !fail_function_hold(func, 1);
+		if (!held) {
+			printf("# %s: fail_function on %s failed\n", name, func);
+			goto out;
+		}
+	}
+	link = fentry_attach(prog, BPF_TRACE_FEXIT);
+	if (link < 0) {
+		printf("# %s: fexit link on %s %s fail_function: %s\n", name, func,
+		       kprobe_first ? "after" : "before", strerror(-link));
+		goto out;
+	}
+	if (!kprobe_first) {
+		held = !fail_function_hold(func, 1);
+		if (!held) {
+			printf("# %s: fail_function on %s with the fexit link attached: %s\n",
+			       name, func, strerror(errno));
+			goto out;
+		}
+	}
+	before = slot(sl);
+	for (i = 0; i < calls; i++)
+		syscall(SYS_getpgid, 0);
+	ok = slot(sl) - before == (uint64_t)calls;
+	if (!ok)
+		printf("# %s: %s first: the program counted %llu of %d calls\n", name,
+		       kprobe_first ? "fail_function" : "fexit",
+		       (unsigned long long)(slot(sl) - before), calls);
+out:
+	if (held && fail_function_hold(func, 0)) {
+		printf("# %s: releasing %s from fail_function failed\n", name, func);
+		ok = 0;
+	}
+	if (link >= 0)
+		close(link);
+	return ok;
+}
+
+/*
+ * ipmodify_share: a single fexit link shares its function with an IPMODIFY user
+ * (fail_function's kprobe, probability 0), registered after the link (ftrace asks the
+ * trampoline's ops_func for the peer) and before it (for itself: the trampoline is built
+ * again for sharing). A single fentry link elsewhere stays attached throughout, so that the
+ * link under test is added to an ftrace_ops that is already registered.
+ */
+static void test_ipmodify_share(void)
+{
+	const char *name = "ipmodify_share";
+	char func[64];
+	int prog, other, ok;
+
+	/* Not one of funcs[]; a stub that takes arguments, as BTF has it (getppid's not). */
+	snprintf(func, sizeof(func), STUB_PREFIX "getpgid");
+	if (access(FAIL_FUNC_DIR "/inject", W_OK) || !btf_func_id(&bf, func)) {
+		result(0, name, "needs %s (CONFIG_FAIL_FUNCTION) and %s in the vmlinux BTF",
+		       FAIL_FUNC_DIR "/inject", func);
+		return;
+	}
+	prog = fentry_load(BPF_TRACE_FEXIT, btf_func_id(&bf, func), map, NFUNCS, verifier_log,
+			   sizeof(verifier_log));
+	if (prog < 0) {
+		result(0, name, "loading the fexit program on %s failed: %s: %.200s", func,
+		       strerror(-prog), verifier_log);
+		return;
+	}
+	ok = ipmodify_pair(name, prog, func, NFUNCS, 0);
+	other = fentry_attach(progs[0], BPF_TRACE_FENTRY);
+	if (other < 0)
+		printf("# %s: the fentry link on %s failed: %s\n", name, funcs[0],
+		       strerror(-other));
+	ok = ipmodify_pair(name, prog, func, NFUNCS, 1) && other >= 0 && ok;
+	if (other >= 0)
+		close(other);
+	close(prog);
+	result(ok && enabled_unchanged(name), name, NULL);
+}
+
 static void sleeper(void)
 {
 	const struct timespec ts = { SLEEP_MS / 1000, SLEEP_MS % 1000 * 1000000L };
@@ -691,6 +844,8 @@ int main(int argc, char **argv)
 	test_target_taken();
 	test_counts_and_pointers();
 	test_attach_under_load(load);
+	test_single_links_cheap();
+	test_ipmodify_share();
 	test_failed_register_live();
 	return failures ? 1 : 0;
 }
