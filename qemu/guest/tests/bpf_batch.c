@@ -144,6 +144,31 @@ static uint64_t slot(int i)
 	return v;
 }
 
+/*
+ * Call every function once; 1 if the programs of funcs[0] .. funcs[@n - 1] each ran (@run)
+ * or no program ran at all (!@run), else 0 after saying which did not behave.
+ */
+static int programs_run(const char *name, int n, int run)
+{
+	uint64_t before[NFUNCS];
+	int i, ok = 1;
+
+	for (i = 0; i < NFUNCS; i++)
+		before[i] = slot(i);
+	call_all();
+	for (i = 0; i < NFUNCS; i++) {
+		if (run && i < n && slot(i) <= before[i]) {
+			printf("# %s: program %d (%s) did not run\n", name, i, funcs[i]);
+			ok = 0;
+		} else if (!run && slot(i) != before[i]) {
+			printf("# %s: program %d (%s) still runs after close\n", name, i,
+			       funcs[i]);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
 /* 1 if enabled_functions is as it was before any attach; says what differs otherwise. */
 static int enabled_unchanged(const char *name)
 {
@@ -181,7 +206,6 @@ static void test_attach_fire_detach(void)
 	const char *name = "attach_fire_detach";
 	struct bpf_link_info info;
 	char *during, fn[64];
-	uint64_t before[NFUNCS], after[NFUNCS];
 	uint32_t idx;
 	int i, fd, ok = 1;
 
@@ -203,29 +227,15 @@ static void test_attach_fire_detach(void)
 			printf("# %s not in enabled_functions while attached\n", fn);
 			ok = 0;
 		}
-		before[i] = slot(i);
 	}
 	free(during);
-	call_all();
-	for (i = 0; i < NFUNCS; i++) {
-		if (slot(i) <= before[i]) {
-			printf("# %s: program %d did not run\n", funcs[i], i);
-			ok = 0;
-		}
-	}
+	if (!programs_run(name, NFUNCS, 1))
+		ok = 0;
 	close(fd);
 	if (!enabled_unchanged(name))
 		ok = 0;
-	for (i = 0; i < NFUNCS; i++)
-		before[i] = slot(i);
-	call_all();
-	for (i = 0; i < NFUNCS; i++) {
-		after[i] = slot(i);
-		if (after[i] != before[i]) {
-			printf("# %s: program %d still runs after close\n", funcs[i], i);
-			ok = 0;
-		}
-	}
+	if (!programs_run(name, NFUNCS, 0))
+		ok = 0;
 	result(ok, name, NULL);
 }
 
@@ -470,7 +480,6 @@ static void test_single_links_cheap(void)
 {
 	const char *name = "single_links_cheap";
 	long long unreg0 = file_stat(TRAMP_STATS, "ftrace_unregisters"), unreg;
-	uint64_t before[NFUNCS];
 	int links[NFUNCS], i, n = 0, ok = 1;
 
 	if (unreg0 < 0) {
@@ -486,26 +495,12 @@ static void test_single_links_cheap(void)
 			break;
 		}
 	}
-	for (i = 0; i < NFUNCS; i++)
-		before[i] = slot(i);
-	call_all();
-	for (i = 0; i < n; i++) {
-		if (slot(i) <= before[i]) {
-			printf("# %s: program %d (%s) did not run\n", name, i, funcs[i]);
-			ok = 0;
-		}
-	}
+	if (!programs_run(name, n, 1))
+		ok = 0;
 	for (i = 0; i < n; i++)
 		close(links[i]);
-	for (i = 0; i < NFUNCS; i++)
-		before[i] = slot(i);
-	call_all();
-	for (i = 0; i < NFUNCS; i++) {
-		if (slot(i) != before[i]) {
-			printf("# %s: program %d still runs after its link was closed\n", name, i);
-			ok = 0;
-		}
-	}
+	if (!programs_run(name, NFUNCS, 0))
+		ok = 0;
 	if (!enabled_unchanged(name))
 		ok = 0;
 	unreg = file_stat(TRAMP_STATS, "ftrace_unregisters");
@@ -522,7 +517,7 @@ static void test_single_links_cheap(void)
 static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 			 int kprobe_first)
 {
-	int link = -1, held = 0, ok = 0, i, calls = 10;
+	int link = -1, held = 0, ok = 0, i, err, calls = 10;
 	uint64_t before;
 
 	if (kprobe_first) {
@@ -539,10 +534,11 @@ static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 		goto out;
 	}
 	if (!kprobe_first) {
-		held = !fail_function_hold(func, 1);
+		err = fail_function_hold(func, 1);
+		held = !err;
 		if (!held) {
 			printf("# %s: fail_function on %s with the fexit link attached: %s\n",
-			       name, func, strerror(errno));
+			       name, func, strerror(-err));
 			goto out;
 		}
 	}
