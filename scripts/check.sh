@@ -9,7 +9,7 @@ trip (scripts/send.sh --no-gate), MAINTAINERS.snippet (scripts/maintainers-check
 per-patch matrix check (scripts/bisect-verify.sh: well-formed, no current cell failed; stale
 cells are reported, and the line 'evidence: ...' is repeated before the totals), the main job on every arch (scripts/run.sh; default
 all), with each arch also test_bpf and the per-CPU tests with the JIT off (ARCH-interp),
-with x86_64 also bpf_batch's attach_under_load on one TCG thread (x86_64-tcg1), with
+with x86_64 also bpf_batch's attach_under_load alone on one TCG thread (x86_64-tcg1), with
 arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
 where the per-CPU offset lives in another register) and the per-CPU tests at EL1 with 4 CPUs
 (arm64-smp4; the main arm64 job boots 2), and with --full ('make check-full') riscv64's

@@ -68,6 +68,10 @@
  *                        was. current_tracer must be nop and set_ftrace_filter empty before
  *                        (they are left so).
  *
+ * Arguments (kernel command line bpf_batch.ARG): load=1 runs attach_under_load; only=NAME[,NAME]
+ * runs only the tests named by their first case (count_zero stands for the five cases of
+ * cnt and pointers); the KTAP plan then counts their cases alone.
+ *
  * Every failure case also checks that enabled_functions did not change. The whole test is
  * skipped, with the reason, when the kernel has no BPF_TRACE_BATCH (the base, or a patch
  * before the feature: no bpf_tracing_batch_link_attach in kallsyms) or no ftrace direct
@@ -85,7 +89,6 @@
 #include <time.h>
 
 #define NFUNCS	8
-#define NCASES	14
 #define NSLEEPERS	256	/* failed_register_live: processes calling nanosleep */
 #define SLEEP_MS	1000	/* each call's sleep: several grace periods long */
 #define FAIL_SECS	40	/* how long batches are made to fail, at most */
@@ -127,6 +130,7 @@ static uint32_t progs[NFUNCS];	/* progs[i] on funcs[i]; even i fentry, odd i fex
 static uint32_t btf_ids[NFUNCS];
 static char *enabled_before;
 static struct btf_funcs bf;
+static int load_enabled;	/* bpf_batch.load=1: attach_under_load runs */
 
 static void call_all(void)
 {
@@ -385,14 +389,14 @@ static void test_counts_and_pointers(void)
 	       fd >= 0 ? "attached with a later byte of link_create set" : NULL);
 }
 
-static void test_attach_under_load(int enabled)
+static void test_attach_under_load(void)
 {
 	const char *name = "attach_under_load";
 	pid_t kids[3];
 	uint32_t idx;
 	int i, round, fd, ok = 1;
 
-	if (!enabled) {
+	if (!load_enabled) {
 		printf("ok %d %s # SKIP bpf_batch.load=1 runs it (make check: x86_64-tcg1; "
 		       "see the file header)\n", ++casenum, name);
 		return;
@@ -799,18 +803,67 @@ static int setup(char *why, size_t len)
 	return 0;
 }
 
+/* The test functions in the order they run, each with its first case and its case count. */
+static const struct {
+	const char *name;	/* its first case's name, for only= */
+	int ncases;
+	void (*run)(void);
+} tests[] = {
+	{ "attach_fire_detach", 1, test_attach_fire_detach },
+	{ "bad_fd_in_middle", 1, test_bad_fd_in_middle },
+	{ "wrong_prog_type", 1, test_wrong_prog_type },
+	{ "duplicate_target", 1, test_duplicate_target },
+	{ "target_taken", 1, test_target_taken },
+	{ "count_zero", 5, test_counts_and_pointers },
+	{ "attach_under_load", 1, test_attach_under_load },
+	{ "single_links_cheap", 1, test_single_links_cheap },
+	{ "ipmodify_share", 1, test_ipmodify_share },
+	{ "failed_register_live", 1, test_failed_register_live },
+};
+
+#define NTESTS	(int)(sizeof(tests) / sizeof(tests[0]))
+
+/* Whether tests[@i] runs: @only is NULL (all) or a comma-separated list of tests[] names. */
+static int selected(const char *only, int i)
+{
+	size_t len = strlen(tests[i].name);
+	const char *p;
+
+	if (!only)
+		return 1;
+	for (p = only; (p = strstr(p, tests[i].name)); p += len)
+		if ((p == only || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *only = NULL;
 	char why[512];
-	int i, load = 0;
+	int i, plan = 0;
 
-	/* Arguments from the kernel command line: bpf_batch.load=1 -> "load=1". */
-	for (i = 1; i < argc; i++)
+	/*
+	 * Arguments from the kernel command line: bpf_batch.load=1 -> "load=1";
+	 * bpf_batch.only=NAME[,NAME] -> "only=...": run only those tests (named by their
+	 * first case, as tests[] has them); the plan counts their cases alone.
+	 */
+	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "load=1"))
-			load = 1;
+			load_enabled = 1;
+		else if (!strncmp(argv[i], "only=", 5))
+			only = argv[i] + 5;
+	}
+	for (i = 0; i < NTESTS; i++)
+		plan += selected(only, i) ? tests[i].ncases : 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("KTAP version 1\n");
+	if (!plan) {
+		printf("1..1\nnot ok 1 bpf_batch_only # only=%s names no test of bpf_batch\n",
+		       only);
+		return 1;
+	}
 	/*
 	 * One skipped case with the reason, which the KTAP parser counts as skipped (named
 	 * unlike the test: 6.1's kunit_parser takes "ok 1 bpf_batch" for the end of the
@@ -826,22 +879,15 @@ int main(int argc, char **argv)
 		       "(no register_ftrace_direct_multi in /proc/kallsyms)\n");
 		return 0;
 	}
-	printf("1..%d\n", NCASES);
+	printf("1..%d\n", plan);
 	if (setup(why, sizeof(why))) {
 		printf("# setup: %s\n", why);
-		for (i = 0; i < NCASES; i++)
+		for (i = 0; i < plan; i++)
 			printf("not ok %d setup_failed\n", i + 1);
 		return 1;
 	}
-	test_attach_fire_detach();
-	test_bad_fd_in_middle();
-	test_wrong_prog_type();
-	test_duplicate_target();
-	test_target_taken();
-	test_counts_and_pointers();
-	test_attach_under_load(load);
-	test_single_links_cheap();
-	test_ipmodify_share();
-	test_failed_register_live();
+	for (i = 0; i < NTESTS; i++)
+		if (selected(only, i))
+			tests[i].run();
 	return failures ? 1 : 0;
 }
