@@ -230,14 +230,13 @@ static inline int ftrace_list_has(const char *text, const char *name)
 	return 0;
 }
 
-/* Contents of the tracefs file @name as a malloc()ed string, or NULL. */
-static inline char *tracing_read(const char *name)
+/* Contents of the file @path (read to its end) as a malloc()ed string, or NULL. */
+static inline char *text_read(const char *path)
 {
-	char path[256], *buf;
 	size_t len = 0, cap = 1 << 16, n;
+	char *buf;
 	FILE *f;
 
-	snprintf(path, sizeof(path), TRACING_DIR "/%s", name);
 	f = fopen(path, "r");
 	if (!f)
 		return NULL;
@@ -251,6 +250,15 @@ static inline char *tracing_read(const char *name)
 	if (buf)
 		buf[len] = '\0';
 	return buf;
+}
+
+/* text_read() of the tracefs file @name. */
+static inline char *tracing_read(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), TRACING_DIR "/%s", name);
+	return text_read(path);
 }
 
 /* write_text() of @text to the tracefs file @name (replacing it): 0 or -errno. */
@@ -279,6 +287,15 @@ struct trace_batch_attr {
 };
 _Static_assert(offsetof(union bpf_attr, link_create.target_btf_id) ==
 	       offsetof(struct trace_batch_attr, prog_fds), "link_create layout");
+
+/* bpf_link_info of a BPF_LINK_TYPE_TRACING_BATCH link: info.tracing_batch as the series has it. */
+struct trace_batch_link_info {
+	uint32_t type, id, prog_id;
+	uint64_t prog_ids __attribute__((aligned(8)));	/* in/out: __u32 array */
+	uint32_t count;		/* in: entries of prog_ids; out: the link's programs */
+};
+_Static_assert(offsetof(struct bpf_link_info, raw_tracepoint.tp_name) ==
+	       offsetof(struct trace_batch_link_info, prog_ids), "bpf_link_info layout");
 
 /*
  * Load "r1 = map; key = @slot; r0 = lookup; if r0: *r0 += 1 (atomic); return 0" as an

@@ -10,6 +10,9 @@
  *                        ftrace's enabled_functions lists every function; each syscall bumps
  *                        its slot; closing the link detaches all: enabled_functions is back to
  *                        what it was, slots stay
+ *   link_info_members    the link's info gives its programs' ids (count alone with no array,
+ *                        all in a large enough one, ENOSPC in a smaller one, EINVAL for an
+ *                        array of count 0), and its fdinfo lists them on a prog_ids line
  *   bad_fd_in_middle     a closed fd at index 2: -EBADF, err_idx 2, nothing attached; the
  *                        same programs without it then attach (nothing was left claimed)
  *   wrong_prog_type      a socket filter at index 1: -EINVAL, err_idx 1, nothing attached
@@ -241,6 +244,94 @@ static void test_attach_fire_detach(void)
 	if (!programs_run(name, NFUNCS, 0))
 		ok = 0;
 	result(ok, name, NULL);
+}
+
+/* The ids of the programs progs[0, @n), in @ids; 0 or -1 (printed). */
+static int prog_ids(uint32_t *ids, int n)
+{
+	struct bpf_prog_info pinfo;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memset(&pinfo, 0, sizeof(pinfo));
+		if (obj_info_by_fd(progs[i], &pinfo, sizeof(pinfo))) {
+			printf("# program info of %s: %s\n", funcs[i], strerror(errno));
+			return -1;
+		}
+		ids[i] = pinfo.id;
+	}
+	return 0;
+}
+
+/*
+ * link_info_members: a batch link's info gives its programs' ids: count alone when prog_ids
+ * is 0, the ids in attach order in a large enough array, ENOSPC (and the first ids) in a
+ * smaller one, EINVAL for an array of count 0; fdinfo's prog_ids line lists them too.
+ */
+static void test_link_info_members(void)
+{
+	const char *name = "link_info_members";
+	uint32_t want[NFUNCS], got[NFUNCS + 1], idx;
+	struct trace_batch_link_info info;
+	char path[64], line[256], list[256] = "", *text;
+	int i, fd, err, ok = 1, len = 0;
+
+	if (prog_ids(want, NFUNCS)) {
+		result(0, name, "cannot read the programs' ids");
+		return;
+	}
+	fd = batch_attach(progs, NFUNCS, 0, &idx);
+	if (fd < 0) {
+		result(0, name, "attach failed: %s (err_idx %u)", strerror(-fd), idx);
+		return;
+	}
+	memset(&info, 0, sizeof(info));
+	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	if (err || info.count != NFUNCS || info.prog_id != want[0]) {
+		printf("# count only: %s, count %u, prog_id %u; want %d and %u\n", strerror(err),
+		       info.count, info.prog_id, NFUNCS, want[0]);
+		ok = 0;
+	}
+	memset(got, 0, sizeof(got));
+	memset(&info, 0, sizeof(info));
+	info.prog_ids = (uintptr_t)got;
+	info.count = NFUNCS + 1;
+	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	if (err || info.count != NFUNCS || memcmp(got, want, sizeof(want)) || got[NFUNCS]) {
+		printf("# %d entries: %s, count %u, ids %u %u ... %u (%u), want %u %u ... %u (0)\n",
+		       NFUNCS + 1, strerror(err), info.count, got[0], got[1], got[NFUNCS - 1],
+		       got[NFUNCS], want[0], want[1], want[NFUNCS - 1]);
+		ok = 0;
+	}
+	memset(got, 0, sizeof(got));
+	memset(&info, 0, sizeof(info));
+	info.prog_ids = (uintptr_t)got;
+	info.count = 2;
+	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	if (err != ENOSPC || got[0] != want[0] || got[1] != want[1] || got[2]) {
+		printf("# 2 entries: %s, ids %u %u %u; want ENOSPC, %u %u 0\n", strerror(err),
+		       got[0], got[1], got[2], want[0], want[1]);
+		ok = 0;
+	}
+	memset(&info, 0, sizeof(info));
+	info.prog_ids = (uintptr_t)got;
+	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	if (err != EINVAL) {
+		printf("# an array with count 0: %s, want EINVAL\n", strerror(err));
+		ok = 0;
+	}
+	for (i = 0; i < NFUNCS; i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%u", i ? " " : "", want[i]);
+	snprintf(line, sizeof(line), "prog_ids:\t%s\n", list);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = text_read(path);
+	if (!text || !strstr(text, line)) {
+		printf("# %s has no line \"prog_ids:\t%s\"\n", path, list);
+		ok = 0;
+	}
+	free(text);
+	close(fd);
+	result(ok && enabled_unchanged(name), name, NULL);
 }
 
 static void test_bad_fd_in_middle(void)
@@ -810,6 +901,7 @@ static const struct {
 	void (*run)(void);
 } tests[] = {
 	{ "attach_fire_detach", 1, test_attach_fire_detach },
+	{ "link_info_members", 1, test_link_info_members },
 	{ "bad_fd_in_middle", 1, test_bad_fd_in_middle },
 	{ "wrong_prog_type", 1, test_wrong_prog_type },
 	{ "duplicate_target", 1, test_duplicate_target },
