@@ -243,8 +243,13 @@ static inline char *text_read(const char *path)
 	buf = malloc(cap + 1);
 	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
-		if (len == cap)
-			buf = realloc(buf, (cap *= 2) + 1);
+		if (len == cap) {
+			char *more = realloc(buf, (cap *= 2) + 1);
+
+			if (!more)
+				free(buf);
+			buf = more;
+		}
 	}
 	fclose(f);
 	if (buf)

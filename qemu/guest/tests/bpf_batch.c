@@ -10,9 +10,10 @@
  *                        ftrace's enabled_functions lists every function; each syscall bumps
  *                        its slot; closing the link detaches all: enabled_functions is back to
  *                        what it was, slots stay
- *   link_info_members    the link's info gives its programs' ids (count alone with no array,
- *                        all in a large enough one, ENOSPC in a smaller one, EINVAL for an
- *                        array of count 0), and its fdinfo lists them on a prog_ids line
+ *   link_info_members    the link's info gives its programs' ids in attach order (count alone
+ *                        with no array, all in a large enough one, ENOSPC in a smaller one,
+ *                        EINVAL for an array of count 0 or a count without one, EFAULT for an
+ *                        unmapped one), and its fdinfo lists them on a prog_ids line
  *   bad_fd_in_middle     a closed fd at index 2: -EBADF, err_idx 2, nothing attached; the
  *                        same programs without it then attach (nothing was left claimed)
  *   wrong_prog_type      a socket filter at index 1: -EINVAL, err_idx 1, nothing attached
@@ -246,16 +247,16 @@ static void test_attach_fire_detach(void)
 	result(ok, name, NULL);
 }
 
-/* The ids of the programs progs[0, @n), in @ids; 0 or -1 (printed). */
-static int prog_ids(uint32_t *ids, int n)
+/* The ids of the programs whose fds are @fds[0, @n), in @ids; 0 or -1 (printed). */
+static int prog_ids(const uint32_t *fds, uint32_t *ids, int n)
 {
 	struct bpf_prog_info pinfo;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		memset(&pinfo, 0, sizeof(pinfo));
-		if (obj_info_by_fd(progs[i], &pinfo, sizeof(pinfo))) {
-			printf("# program info of %s: %s\n", funcs[i], strerror(errno));
+		if (obj_info_by_fd(fds[i], &pinfo, sizeof(pinfo))) {
+			printf("# program info of fd %u: %s\n", fds[i], strerror(errno));
 			return -1;
 		}
 		ids[i] = pinfo.id;
@@ -264,23 +265,28 @@ static int prog_ids(uint32_t *ids, int n)
 }
 
 /*
- * link_info_members: a batch link's info gives its programs' ids: count alone when prog_ids
- * is 0, the ids in attach order in a large enough array, ENOSPC (and the first ids) in a
- * smaller one, EINVAL for an array of count 0; fdinfo's prog_ids line lists them too.
+ * link_info_members: a batch link's info gives its programs' ids in attach order (the
+ * programs attached in the reverse of their load order, so that ids sorted by value do not
+ * pass): count alone when prog_ids is 0, the ids in a large enough array, ENOSPC (the first
+ * ids written, count left as given) in a smaller one, EINVAL for an array of count 0 and for
+ * a count without an array, EFAULT for an unmapped array; fdinfo's prog_ids line lists them.
  */
 static void test_link_info_members(void)
 {
 	const char *name = "link_info_members";
-	uint32_t want[NFUNCS], got[NFUNCS + 1], idx;
+	uint32_t fds[NFUNCS], want[NFUNCS], got[NFUNCS + 1], idx;
 	struct trace_batch_link_info info;
 	char path[64], line[256], list[256] = "", *text;
 	int i, fd, err, ok = 1, len = 0;
+	void *gone;
 
-	if (prog_ids(want, NFUNCS)) {
+	for (i = 0; i < NFUNCS; i++)
+		fds[i] = progs[NFUNCS - 1 - i];
+	if (prog_ids(fds, want, NFUNCS)) {
 		result(0, name, "cannot read the programs' ids");
 		return;
 	}
-	fd = batch_attach(progs, NFUNCS, 0, &idx);
+	fd = batch_attach(fds, NFUNCS, 0, &idx);
 	if (fd < 0) {
 		result(0, name, "attach failed: %s (err_idx %u)", strerror(-fd), idx);
 		return;
@@ -308,9 +314,10 @@ static void test_link_info_members(void)
 	info.prog_ids = (uintptr_t)got;
 	info.count = 2;
 	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
-	if (err != ENOSPC || got[0] != want[0] || got[1] != want[1] || got[2]) {
-		printf("# 2 entries: %s, ids %u %u %u; want ENOSPC, %u %u 0\n", strerror(err),
-		       got[0], got[1], got[2], want[0], want[1]);
+	if (err != ENOSPC || got[0] != want[0] || got[1] != want[1] || got[2] ||
+	    info.count != 2) {
+		printf("# 2 entries: %s, ids %u %u %u, count %u; want ENOSPC, %u %u 0, count 2\n",
+		       strerror(err), got[0], got[1], got[2], info.count, want[0], want[1]);
 		ok = 0;
 	}
 	memset(&info, 0, sizeof(info));
@@ -319,6 +326,27 @@ static void test_link_info_members(void)
 	if (err != EINVAL) {
 		printf("# an array with count 0: %s, want EINVAL\n", strerror(err));
 		ok = 0;
+	}
+	memset(&info, 0, sizeof(info));
+	info.count = NFUNCS;
+	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	if (err != EINVAL) {
+		printf("# a count without an array: %s, want EINVAL\n", strerror(err));
+		ok = 0;
+	}
+	gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (gone == MAP_FAILED || munmap(gone, 4096)) {
+		printf("# mmap/munmap of a page: %s\n", strerror(errno));
+		ok = 0;
+	} else {
+		memset(&info, 0, sizeof(info));
+		info.prog_ids = (uintptr_t)gone;
+		info.count = NFUNCS;
+		err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+		if (err != EFAULT) {
+			printf("# an unmapped array: %s, want EFAULT\n", strerror(err));
+			ok = 0;
+		}
 	}
 	for (i = 0; i < NFUNCS; i++)
 		len += snprintf(list + len, sizeof(list) - len, "%s%u", i ? " " : "", want[i]);
