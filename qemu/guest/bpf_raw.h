@@ -308,6 +308,33 @@ static inline int write_text(const char *path, const char *text)
 	return write_text_flags(path, text, O_TRUNC);
 }
 
+/* Contents of the file @path (read to its end) as a malloc()ed string, or NULL. */
+static inline char *text_read(const char *path)
+{
+	size_t len = 0, cap = 1 << 16, n;
+	char *buf;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	buf = malloc(cap + 1);
+	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *more = realloc(buf, (cap *= 2) + 1);
+
+			if (!more)
+				free(buf);
+			buf = more;
+		}
+	}
+	fclose(f);
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
 /* The number in the file @path (a /proc/sys value), or -1. */
 static inline long file_long(const char *path)
 {

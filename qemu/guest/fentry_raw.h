@@ -230,33 +230,6 @@ static inline int ftrace_list_has(const char *text, const char *name)
 	return 0;
 }
 
-/* Contents of the file @path (read to its end) as a malloc()ed string, or NULL. */
-static inline char *text_read(const char *path)
-{
-	size_t len = 0, cap = 1 << 16, n;
-	char *buf;
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	buf = malloc(cap + 1);
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			char *more = realloc(buf, (cap *= 2) + 1);
-
-			if (!more)
-				free(buf);
-			buf = more;
-		}
-	}
-	fclose(f);
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
 /* text_read() of the tracefs file @name. */
 static inline char *tracing_read(const char *name)
 {

@@ -255,13 +255,25 @@ static int prog_ids(const uint32_t *fds, uint32_t *ids, int n)
 
 	for (i = 0; i < n; i++) {
 		memset(&pinfo, 0, sizeof(pinfo));
-		if (obj_info_by_fd(fds[i], &pinfo, sizeof(pinfo))) {
+		if (prog_info_by_fd(fds[i], &pinfo)) {
 			printf("# program info of fd %u: %s\n", fds[i], strerror(errno));
 			return -1;
 		}
 		ids[i] = pinfo.id;
 	}
 	return 0;
+}
+
+/*
+ * The batch link @fd's info into @info, with info.tracing_batch's array @ids (NULL: none) of
+ * @count entries: 0 or the errno.
+ */
+static int batch_link_info(int fd, struct trace_batch_link_info *info, void *ids, uint32_t count)
+{
+	memset(info, 0, sizeof(*info));
+	info->prog_ids = (uintptr_t)ids;
+	info->count = count;
+	return obj_info_by_fd(fd, info, sizeof(*info)) ? errno : 0;
 }
 
 /*
@@ -291,18 +303,14 @@ static void test_link_info_members(void)
 		result(0, name, "attach failed: %s (err_idx %u)", strerror(-fd), idx);
 		return;
 	}
-	memset(&info, 0, sizeof(info));
-	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	err = batch_link_info(fd, &info, NULL, 0);
 	if (err || info.count != NFUNCS || info.prog_id != want[0]) {
 		printf("# count only: %s, count %u, prog_id %u; want %d and %u\n", strerror(err),
 		       info.count, info.prog_id, NFUNCS, want[0]);
 		ok = 0;
 	}
 	memset(got, 0, sizeof(got));
-	memset(&info, 0, sizeof(info));
-	info.prog_ids = (uintptr_t)got;
-	info.count = NFUNCS + 1;
-	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	err = batch_link_info(fd, &info, got, NFUNCS + 1);
 	if (err || info.count != NFUNCS || memcmp(got, want, sizeof(want)) || got[NFUNCS]) {
 		printf("# %d entries: %s, count %u, ids %u %u ... %u (%u), want %u %u ... %u (0)\n",
 		       NFUNCS + 1, strerror(err), info.count, got[0], got[1], got[NFUNCS - 1],
@@ -310,26 +318,19 @@ static void test_link_info_members(void)
 		ok = 0;
 	}
 	memset(got, 0, sizeof(got));
-	memset(&info, 0, sizeof(info));
-	info.prog_ids = (uintptr_t)got;
-	info.count = 2;
-	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	err = batch_link_info(fd, &info, got, 2);
 	if (err != ENOSPC || got[0] != want[0] || got[1] != want[1] || got[2] ||
 	    info.count != 2) {
 		printf("# 2 entries: %s, ids %u %u %u, count %u; want ENOSPC, %u %u 0, count 2\n",
 		       strerror(err), got[0], got[1], got[2], info.count, want[0], want[1]);
 		ok = 0;
 	}
-	memset(&info, 0, sizeof(info));
-	info.prog_ids = (uintptr_t)got;
-	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	err = batch_link_info(fd, &info, got, 0);
 	if (err != EINVAL) {
 		printf("# an array with count 0: %s, want EINVAL\n", strerror(err));
 		ok = 0;
 	}
-	memset(&info, 0, sizeof(info));
-	info.count = NFUNCS;
-	err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+	err = batch_link_info(fd, &info, NULL, NFUNCS);
 	if (err != EINVAL) {
 		printf("# a count without an array: %s, want EINVAL\n", strerror(err));
 		ok = 0;
@@ -339,10 +340,7 @@ static void test_link_info_members(void)
 		printf("# mmap/munmap of a page: %s\n", strerror(errno));
 		ok = 0;
 	} else {
-		memset(&info, 0, sizeof(info));
-		info.prog_ids = (uintptr_t)gone;
-		info.count = NFUNCS;
-		err = obj_info_by_fd(fd, &info, sizeof(info)) ? errno : 0;
+		err = batch_link_info(fd, &info, gone, NFUNCS);
 		if (err != EFAULT) {
 			printf("# an unmapped array: %s, want EFAULT\n", strerror(err));
 			ok = 0;
