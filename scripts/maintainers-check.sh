@@ -8,9 +8,10 @@ of the base tree at \$KSERIES_CACHE/maint-tree (branch 'maint' = base + git am o
  2. scripts/get_maintainer.pl --self-test=sections reports nothing on those lines (sorted
     F: entries, patterns that match files, known section layout);
  3. every file the series adds is covered: get_maintainer.pl -f FILE names a maintainer
-    (M:) of one of the snippet's sections; a selftest added to a directory of
-    tools/testing/selftests/ that the base has may instead be its existing maintainers'
-    (a test_verifier file is BPF's).
+    (M:) of one of the snippet's sections; a test added to a directory the base has (a
+    selftest under tools/testing/selftests/, or a KUnit file NAME_test.c) may instead be
+    its existing maintainers' (a test_verifier file is BPF's, kernel/trace/*_test.c
+    ftrace's).
 
 Options:
   -h, --help  show this help
@@ -63,8 +64,9 @@ for r in "${ranges[@]}"; do
 	done | grep . >&2 && fail=1
 done
 
-# 3. Files the series adds, each covered by a maintainer of the snippet, or a selftest by
-# its directory's existing maintainers (only M: entries count, not lists).
+# 3. Files the series adds, each covered by a maintainer of the snippet, or a test (a
+# selftest, or a KUnit file NAME_test.c) of an existing directory by that subsystem's
+# existing maintainers (only M: entries count, not lists).
 mapfile -t ms < <(sed -n 's/^M:[[:space:]]*//p' "$snippet")
 while IFS= read -r f; do
 	who=$(perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats --nol \
@@ -73,9 +75,9 @@ while IFS= read -r f; do
 	for m in "${ms[@]}"; do
 		grep -qF -- "$m" <<< "$who" && hit=1
 	done
-	# A new selftest belongs to its subsystem's maintainers; the series adds only the
+	# A new test belongs to its subsystem's maintainers; the series adds only the
 	# snippet to MAINTAINERS, so any other M: is the base's.
-	case $f in tools/testing/selftests/*)
+	case $f in tools/testing/selftests/*|*_test.c)
 		[ -n "$hit" ] || [ -z "$who" ] || [ -z "$(git ls-tree base -- "${f%/*}")" ] || hit=base ;;
 	esac
 	[ -n "$hit" ] || bad "$f (added by the series) has no maintainer from MAINTAINERS.snippet"

@@ -263,9 +263,9 @@ static void exit_diag(const struct test *t, int ret)
 }
 
 /*
- * ktap: nest the module's or program's own KTAP output; passes if every top-level result
- * is "ok" and its exit status agrees (exit_agrees()); otherwise one more case, exit_status,
- * fails, and the nested plan counts it.
+ * ktap: nest the module's or program's own KTAP output, its top-level results numbered
+ * 1, 2, ... in their order; passes if every one is "ok" and its exit status agrees
+ * (exit_agrees()); otherwise one more case, exit_status, fails, and the nested plan counts it.
  */
 static int report_ktap(int num, const struct test *t, const char *log, int ret)
 {
@@ -303,13 +303,20 @@ static int report_ktap(int num, const struct test *t, const char *log, int ret)
 			plan = -1;	/* only the program's own plan, not a nested one */
 			continue;
 		}
-		out("    %s\n", line);
-		if (!strncmp(line, "not ok ", 7)) {
-			ok = 0;
-			results++;
-		} else if (!strncmp(line, "ok ", 3)) {
-			results++;
+		if (!strncmp(line, "not ok ", 7) || !strncmp(line, "ok ", 3)) {
+			int not = line[0] == 'n', skip = 0;
+
+			/*
+			 * Numbered from 1: KUnit (6.1) numbers the suites of a
+			 * module after the built-in ones and prints no plan.
+			 */
+			sscanf(line + (not ? 7 : 3), "%*d%n", &skip);
+			out("    %sok %d%s\n", not ? "not " : "", ++results,
+			    line + (not ? 7 : 3) + skip);
+			ok &= !not;
+			continue;
 		}
+		out("    %s\n", line);
 	}
 	free(copy);
 	if (bad_exit) {

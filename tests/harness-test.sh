@@ -4,7 +4,8 @@ usage="usage: harness-test.sh [-h|--help]
 
 Unit tests of the harness itself, without booting: scripts/report.sh on saved console logs
 (tests/fixtures/*.log: pass, failing test, panic, splat with passing tests, timeout, no KTAP,
-expected failure that passed, KTAP of built-in KUnit before the guest's own), unknown ARCH names, a series whose patch does not apply, a re-apply that keeps mtimes, quilt
+expected failure that passed, KTAP of built-in KUnit before the guest's own, a KUnit
+module's suite), unknown ARCH names, a series whose patch does not apply, a re-apply that keeps mtimes, quilt
 against git am and the export round trip on a fixture series, a
 kconfig fragment whose option a dependency drops, an arch file building with clang (KMSAN), the mail gates on a fixture series with a
 missing sign-off, an unknown subject prefix and a checkpatch error, a patch adding a
@@ -88,7 +89,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 72
+ktap_plan 73
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -337,6 +338,11 @@ sed 's/^\(# harness: raw end 1 test_bpf .*\)bpf_jit_enable=0/\1bpf_jit_enable=1/
 	> "$tmp/raw-jit.log"
 expect report_raw_jit_mismatch 1 'FAIL +test_bpf.tests' \
 	"$R/scripts/report.sh" --arch x86_64-interp "$tmp/raw-jit.log"
+
+# A KUnit module's suite: 6.1 numbers it after the built-in suites (3 here) with no plan;
+# raw2ktap renumbers it, so that kunit.py reads the failed case and reports no parse error.
+expect report_kunit_module 1 'Ran 1 tests: failed: 1 \(kunit\.py.*FAIL +ftrace_direct_ops\.ftrace_direct_ops\.direct_ops_after_ftrace_kill' \
+	report_flat "$F/kunit-module.log"
 
 # Evidence, not a gate: bisect-verify reports stale cells of the matrix and exits 0; a
 # malformed matrix or a current cell that failed fails; --require-current (make send) refuses

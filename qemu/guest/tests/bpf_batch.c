@@ -45,32 +45,41 @@
  *                        0) on the getpgid stub, the kprobe registered after the link and,
  *                        with another link attached elsewhere, before it: both attach, and
  *                        the program counts every call
+ *   batch_ipmodify_share as ipmodify_share, the fexit program and the fentry program of
+ *                        funcs[0] in one batch, the kprobe registered after and before it
  *   failed_register_live a batch whose ftrace registration fails after its ops was listed
  *                        must retire its images as a detach does. Members: an fmod_ret
- *                        program (counting) on the nanosleep stub and an fentry program on
+ *                        program (counting) on the nanosleep stub and an fexit program on
  *                        the recvmmsg stub, which fail_function holds (an IPMODIFY kprobe:
  *                        ftrace_hash_ipmodify_enable() walks the ftrace records in address
- *                        order with the batch's ops on ftrace_ops_list, and refuses it with
- *                        -EBUSY at that late one). A kprobe event and the function tracer on
- *                        the nanosleep stub make its call site go through ftrace_regs_caller
- *                        and the list function (one ftrace_ops alone would get a trampoline
- *                        of its own on x86), so call_direct_funcs() sends a caller arriving
- *                        in that window into the batch's image, which runs the program,
- *                        calls the function and sleeps in it. NSLEEPERS processes call
- *                        nanosleep (SLEEP_MS) in a loop while batches fail, until
- *                        ENOUGH_HITS calls went into their images or FAIL_SECS passed;
- *                        after an attempt that sent a caller in, the next one waits until
- *                        the caller is back (execmem is first-fit: the next batch's image,
- *                        of the same layout, would be built where the freed one was, and
- *                        the caller would return into valid code, unbalancing the new
- *                        image's percpu_ref unseen). Every attempt must fail with -EBUSY,
- *                        err_idx cnt; some call must have run the program (else the window
- *                        was never hit: not ok); every sleeper must live until it is killed
- *                        (one that returns into a freed image oopses: execmem fills freed
- *                        text with traps); the kernel's taint must not change; execmem's
- *                        allocation count must not grow, and enabled_functions ends as it
- *                        was. current_tracer must be nop and set_ftrace_filter empty before
- *                        (they are left so).
+ *                        order with the batch's ops on ftrace_ops_list, and at that late one
+ *                        the trampoline's ops_func asks for an image built for sharing:
+ *                        -EAGAIN, and the batch is registered again with it). A kprobe
+ *                        event and the function tracer on the nanosleep stub make its call
+ *                        site go through ftrace_regs_caller and the list function (one
+ *                        ftrace_ops alone would get a trampoline of its own on x86), so
+ *                        call_direct_funcs() sends a caller arriving in that window into the
+ *                        batch's first image, which runs the program, calls the function and
+ *                        sleeps in it. NSLEEPERS processes call nanosleep (SLEEP_MS) in a
+ *                        loop during ATTEMPTS attaches and detaches (or FAIL_SECS): each
+ *                        must attach, the first with two ftrace updates (the registration
+ *                        that failed and the one that holds), the others with one (the
+ *                        trampoline stays marked for sharing while its programs keep it:
+ *                        fail_function holds the function throughout, and ftrace tells
+ *                        sharers that an IPMODIFY user is gone only when the kprobes' ops is
+ *                        unregistered, which the kprobe event on nanosleep prevents);
+ *                        after an attempt whose images a caller entered, the next one waits
+ *                        until the caller is back (execmem is first-fit: the next batch's
+ *                        image, of the same layout, would be built where a freed one was,
+ *                        and the caller would return into valid code, unbalancing the new
+ *                        image's percpu_ref unseen). Every sleeper must live until it is
+ *                        killed (one that returns into a freed image oopses: execmem fills
+ *                        freed text with traps); the kernel's taint must not change;
+ *                        execmem's allocation count must not grow, and enabled_functions
+ *                        ends as it was. The calls that entered the images are counted but
+ *                        not required: those of the failed registration's window cannot be
+ *                        told from those after the retry. current_tracer must be nop and
+ *                        set_ftrace_filter empty before (they are left so).
  *
  * Arguments (kernel command line bpf_batch.ARG): load=1 runs attach_under_load; only=NAME[,NAME]
  * runs only the tests named by their first case (count_zero stands for the five cases of
@@ -96,8 +105,7 @@
 #define NSLEEPERS	256	/* failed_register_live: processes calling nanosleep */
 #define SLEEP_MS	1000	/* each call's sleep: several grace periods long */
 #define FAIL_SECS	40	/* how long batches are made to fail, at most */
-#define ENOUGH_HITS	8	/* calls sent into failing batches' images to stop at */
-#define FAIL_ATTEMPTS	2000	/* at most this many of them */
+#define ATTEMPTS	16	/* batches attached and detached, at most */
 
 /* The syscall stubs, which fail_function and fmod_ret accept (error-injectable). */
 #if defined(__x86_64__)
@@ -631,14 +639,16 @@ static void test_single_links_cheap(void)
 }
 
 /*
- * Attach the fexit program @prog alone and hold its function @func with fail_function's
- * IPMODIFY kprobe, in the order @kprobe_first; check that both attach and that the program
- * counts (slot @sl) every one of @calls calls of getpgid. 1 if all held, 0 (said why).
+ * Attach the fexit program @prog, alone or (@batch) in a batch with the fentry program
+ * progs[0], and hold its function @func with fail_function's IPMODIFY kprobe, in the order
+ * @kprobe_first; check that both attach and that the program counts (slot @sl) every one
+ * of @calls calls of getpgid. 1 if all held, 0 (said why).
  */
 static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
-			 int kprobe_first)
+			 int kprobe_first, int batch)
 {
 	int link = -1, held = 0, ok = 0, i, err, calls = 10;
+	uint32_t fds[2] = { prog, progs[0] }, idx;
 	uint64_t before;
 
 	if (kprobe_first) {
@@ -648,9 +658,10 @@ static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 			goto out;
 		}
 	}
-	link = fentry_attach(prog, BPF_TRACE_FEXIT);
+	link = batch ? batch_attach(fds, 2, 0, &idx) : fentry_attach(prog, BPF_TRACE_FEXIT);
 	if (link < 0) {
-		printf("# %s: fexit link on %s %s fail_function: %s\n", name, func,
+		printf("# %s: fexit %s on %s %s fail_function: %s\n", name,
+		       batch ? "program in a batch" : "link", func,
 		       kprobe_first ? "after" : "before", strerror(-link));
 		goto out;
 	}
@@ -658,8 +669,8 @@ static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 		err = fail_function_hold(func, 1);
 		held = !err;
 		if (!held) {
-			printf("# %s: fail_function on %s with the fexit link attached: %s\n",
-			       name, func, strerror(-err));
+			printf("# %s: fail_function on %s with the fexit %s attached: %s\n",
+			       name, func, batch ? "program's batch" : "link", strerror(-err));
 			goto out;
 		}
 	}
@@ -688,34 +699,70 @@ out:
  * again for sharing). A single fentry link elsewhere stays attached throughout, so that the
  * link under test is added to an ftrace_ops that is already registered.
  */
-static void test_ipmodify_share(void)
+/*
+ * The fexit program of the ipmodify tests, on the getpgid stub (@func, FUNC_LEN bytes),
+ * counting in slot NFUNCS: its fd, or -1 after the failed result of test @name.
+ */
+#define FUNC_LEN	64
+static int ipmodify_prog(const char *name, char *func)
 {
-	const char *name = "ipmodify_share";
-	char func[64];
-	int prog, other, ok;
+	int prog;
 
 	/* Not one of funcs[]; a stub that takes arguments, as BTF has it (getppid's not). */
-	snprintf(func, sizeof(func), STUB_PREFIX "getpgid");
+	snprintf(func, FUNC_LEN, STUB_PREFIX "getpgid");
 	if (access(FAIL_FUNC_DIR "/inject", W_OK) || !btf_func_id(&bf, func)) {
 		result(0, name, "needs %s (CONFIG_FAIL_FUNCTION) and %s in the vmlinux BTF",
 		       FAIL_FUNC_DIR "/inject", func);
-		return;
+		return -1;
 	}
 	prog = fentry_load(BPF_TRACE_FEXIT, btf_func_id(&bf, func), map, NFUNCS, verifier_log,
 			   sizeof(verifier_log));
 	if (prog < 0) {
 		result(0, name, "loading the fexit program on %s failed: %s: %.200s", func,
 		       strerror(-prog), verifier_log);
-		return;
+		return -1;
 	}
-	ok = ipmodify_pair(name, prog, func, NFUNCS, 0);
+	return prog;
+}
+
+static void test_ipmodify_share(void)
+{
+	const char *name = "ipmodify_share";
+	char func[FUNC_LEN];
+	int prog, other, ok;
+
+	prog = ipmodify_prog(name, func);
+	if (prog < 0)
+		return;
+	ok = ipmodify_pair(name, prog, func, NFUNCS, 0, 0);
 	other = fentry_attach(progs[0], BPF_TRACE_FENTRY);
 	if (other < 0)
 		printf("# %s: the fentry link on %s failed: %s\n", name, funcs[0],
 		       strerror(-other));
-	ok = ipmodify_pair(name, prog, func, NFUNCS, 1) && other >= 0 && ok;
+	ok = ipmodify_pair(name, prog, func, NFUNCS, 1, 0) && other >= 0 && ok;
 	if (other >= 0)
 		close(other);
+	close(prog);
+	result(ok && enabled_unchanged(name), name, NULL);
+}
+
+/*
+ * batch_ipmodify_share: as ipmodify_share, the fexit program in a batch (with the fentry
+ * program of funcs[0]): the batch's ftrace_ops asks the trampoline's ops_func for an
+ * IPMODIFY user registered after it (peer), and is registered again after its image was
+ * built for sharing when the user came first (self).
+ */
+static void test_batch_ipmodify_share(void)
+{
+	const char *name = "batch_ipmodify_share";
+	char func[FUNC_LEN];
+	int prog, ok;
+
+	prog = ipmodify_prog(name, func);
+	if (prog < 0)
+		return;
+	ok = ipmodify_pair(name, prog, func, NFUNCS, 0, 1);
+	ok = ipmodify_pair(name, prog, func, NFUNCS, 1, 1) && ok;
 	close(prog);
 	result(ok && enabled_unchanged(name), name, NULL);
 }
@@ -740,6 +787,7 @@ static void test_failed_register_live(void)
 	long base_allocs, allocs, taint0, taint;
 	char *tracer, *filter;
 	int i, n, fd, st, attempts = 0, wrong = 0, dead = 0, ok, held = 0, probed = 0;
+	long long updates;
 	uint64_t hits0, hits, seen;
 	double secs = 0;
 
@@ -765,14 +813,14 @@ static void test_failed_register_live(void)
 		return;
 	taint0 = file_long("/proc/sys/kernel/tainted");
 	ok = 0;		/* until the attempts have run */
-	/* Slot NFUNCS counts the fmod_ret program's runs, slot NFUNCS + 1 the fentry's. */
+	/* Slot NFUNCS counts the fmod_ret program's runs, slot NFUNCS + 1 the fexit's. */
 	if (!btf_func_id(&bf, nsleep) || !btf_func_id(&bf, held_fn)) {
 		printf("# %s: %s or %s not in the vmlinux BTF\n", name, nsleep, held_fn);
 		goto out;
 	}
 	n = fentry_load(BPF_MODIFY_RETURN, btf_func_id(&bf, nsleep), map, NFUNCS,
 			verifier_log, sizeof(verifier_log));
-	fd = fentry_load(BPF_TRACE_FENTRY, btf_func_id(&bf, held_fn), map, NFUNCS + 1,
+	fd = fentry_load(BPF_TRACE_FEXIT, btf_func_id(&bf, held_fn), map, NFUNCS + 1,
 			 verifier_log, sizeof(verifier_log));
 	if (n < 0 || fd < 0) {
 		printf("# %s: loading the programs for %s and %s failed: %s: %.200s\n", name,
@@ -805,21 +853,25 @@ static void test_failed_register_live(void)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	seen = hits0;
-	while (attempts < FAIL_ATTEMPTS && secs < FAIL_SECS && seen - hits0 < ENOUGH_HITS) {
+	while (attempts < ATTEMPTS && secs < FAIL_SECS) {
+		updates = file_stat(TRAMP_STATS, "ftrace_updates");
 		fd = batch_attach(fds, 2, 0, &idx);
+		updates = file_stat(TRAMP_STATS, "ftrace_updates") - updates;
 		attempts++;
+		if (fd < 0 || updates != (attempts == 1 ? 2 : 1)) {
+			if (!wrong++)
+				printf("# attempt %d: %s (err_idx %u) with %lld ftrace updates, want "
+				       "attached with %d\n", attempts,
+				       fd >= 0 ? "attached" : strerror(-fd), idx, updates,
+				       attempts == 1 ? 2 : 1);
+		}
+		if (fd >= 0)
+			close(fd);
 		hits = slot(NFUNCS);
 		if (hits != seen) {
 			/* Nothing may take the images' memory while a caller is inside. */
 			seen = hits;
 			usleep((SLEEP_MS + 200) * 1000);
-		}
-		if (fd >= 0 || fd != -EBUSY || idx != 2) {
-			if (!wrong++)
-				printf("# attempt %d: %s err_idx %u, want EBUSY err_idx 2\n",
-				       attempts, fd >= 0 ? "attached" : strerror(-fd), idx);
-			if (fd >= 0)
-				close(fd);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		secs = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
@@ -841,15 +893,11 @@ static void test_failed_register_live(void)
 		}
 	}
 	ok = 1;
-	printf("# %d attempts in %.1f s, %d of them failing as expected; %llu nanosleep calls "
-	       "entered a failing batch's image\n", attempts, secs, attempts - wrong,
-	       (unsigned long long)hits);
-	if (wrong || dead)
+	printf("# %d attempts in %.1f s, %d of them as expected (the first after a failed "
+	       "registration); %llu nanosleep calls entered the batches' images\n", attempts,
+	       secs, attempts - wrong, (unsigned long long)hits);
+	if (wrong || dead || !attempts)
 		ok = 0;
-	if (!hits) {
-		printf("# no call reached an image while its registration failed: nothing tested\n");
-		ok = 0;
-	}
 	allocs = base_allocs < 0 ? -1 : execmem_wait_below("allocations", base_allocs);
 	if (base_allocs < 0) {
 		printf("# no " EXECMEM_STATS ": image leak not checked\n");
@@ -936,6 +984,7 @@ static const struct {
 	{ "attach_under_load", 1, test_attach_under_load },
 	{ "single_links_cheap", 1, test_single_links_cheap },
 	{ "ipmodify_share", 1, test_ipmodify_share },
+	{ "batch_ipmodify_share", 1, test_batch_ipmodify_share },
 	{ "failed_register_live", 1, test_failed_register_live },
 };
 
