@@ -642,13 +642,16 @@ static void test_single_links_cheap(void)
  * Attach the fexit program @prog, alone or (@batch) in a batch with the fentry program
  * progs[0], and hold its function @func with fail_function's IPMODIFY kprobe, in the order
  * @kprobe_first; check that both attach and that the program counts (slot @sl) every one
- * of @calls calls of getpgid. 1 if all held, 0 (said why).
+ * of @calls calls of getpgid. A batch attached after the kprobe must have been registered
+ * twice (two ftrace updates): once refused by the trampoline's ops_func, which wants the
+ * fexit image built for sharing, and once with that image. 1 if all held, 0 (said why).
  */
 static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 			 int kprobe_first, int batch)
 {
 	int link = -1, held = 0, ok = 0, i, err, calls = 10;
 	uint32_t fds[2] = { prog, progs[0] }, idx;
+	long long updates = file_stat(TRAMP_STATS, "ftrace_updates");
 	uint64_t before;
 
 	if (kprobe_first) {
@@ -663,6 +666,12 @@ static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 		printf("# %s: fexit %s on %s %s fail_function: %s\n", name,
 		       batch ? "program in a batch" : "link", func,
 		       kprobe_first ? "after" : "before", strerror(-link));
+		goto out;
+	}
+	updates = file_stat(TRAMP_STATS, "ftrace_updates") - updates;
+	if (batch && kprobe_first && updates != 2) {
+		printf("# %s: the batch after fail_function took %lld ftrace updates, want 2 "
+		       "(refused for sharing, then registered)\n", name, updates);
 		goto out;
 	}
 	if (!kprobe_first) {
