@@ -459,7 +459,7 @@ expect select_other_arch_smoke 0 '^wx_check$' selection 4 20 x86_64 arch/arm64/n
 expect select_own_arch_jit_tests 0 '^test_bpf,.*bpf_percpu.*,wx_check' \
 	selection 4 20 arm64 arch/arm64/net/bpf_jit_comp.c
 expect select_unmapped_path_all 0 '^all$' selection 3 20 x86_64 kernel/bpf/core.c fs/namei.c
-expect select_end_of_part_all 0 '^all$' selection 8 27 x86_64 MAINTAINERS
+expect select_end_of_part_all 0 '^all$' selection 9 28 x86_64 MAINTAINERS
 expect select_last_patch_all 0 '^all$' selection 20 20 x86_64 MAINTAINERS
 expect boot_kernel_needs_initrd 64 'go together' "$R/scripts/boot.sh" --kernel /dev/null x86_64
 

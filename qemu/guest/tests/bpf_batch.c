@@ -47,6 +47,13 @@
  *                        the program counts every call
  *   batch_ipmodify_share as ipmodify_share, the fexit program and the fentry program of
  *                        funcs[0] in one batch, the kprobe registered after and before it
+ *   single_detach_fails  the n-th allocation of a single link's detach fails (failslab,
+ *                        /proc/self/fail-nth), for every n the detach reaches, while another
+ *                        link keeps the trampolines' shared ftrace_ops: a detach that fails
+ *                        leaves the function calling its image, whose program still runs,
+ *                        and a new link on the function attaches, runs and detaches (the
+ *                        failed detach kept its trampoline: freed, it stayed in the table
+ *                        of trampolines by function, and the function in the ops' filter)
  *   failed_register_live a batch whose ftrace registration fails after its ops was listed
  *                        must retire its images as a detach does. Members: an fmod_ret
  *                        program (counting) on the nanosleep stub and an fexit program on
@@ -118,6 +125,7 @@
 #define FAIL_FUNC_DIR	"/sys/kernel/debug/fail_function"
 #define KPROBE_EVENT	"bpf_batch/nsleep"
 #define TRAMP_STATS	"/sys/kernel/debug/bpf_trampoline"
+#define FAILSLAB_DIR	"/sys/kernel/debug/failslab"
 
 /* The generic syscall table (arm64, riscv64) has no getpgrp: getpgid(0) there. */
 #ifdef SYS_getpgrp
@@ -776,6 +784,132 @@ static void test_batch_ipmodify_share(void)
 	result(ok && enabled_unchanged(name), name, NULL);
 }
 
+/*
+ * 1 if the program of funcs[@i] runs on a call of its function (@run) or does not (!@run);
+ * else 0, said with @what.
+ */
+static int program_runs(const char *name, int i, int run, const char *what)
+{
+	uint64_t before = slot(i);
+
+	syscall(nrs[i]);
+	if ((slot(i) > before) == !!run)
+		return 1;
+	printf("# %s: program %d (%s) %s %s\n", name, i, funcs[i], run ? "does not run" : "runs",
+	       what);
+	return 0;
+}
+
+/* 1 if funcs[@i] is in enabled_functions (@on) or is not (!@on); else 0, said with @what. */
+static int function_enabled(const char *name, int i, int on, const char *what)
+{
+	char *now = tracing_read("enabled_functions"), fn[64];
+	int has;
+
+	snprintf(fn, sizeof(fn), SYSCALL_PREFIX "%s", funcs[i]);
+	has = now && ftrace_list_has(now, fn);
+	free(now);
+	if (has == !!on)
+		return 1;
+	printf("# %s: %s %s enabled_functions %s\n", name, fn, has ? "in" : "not in", what);
+	return 0;
+}
+
+/*
+ * single_detach_fails: the n-th allocation of a detach fails, for n = 1, 2, ... until the
+ * detach makes no n-th allocation (failslab through /proc/self/fail-nth, allocations that
+ * may sleep included). The single fentry link of funcs[2] is closed while the link of
+ * funcs[0] keeps the shared ftrace_ops registered, so that the detach is a change of the
+ * ops' filter. After each: either the function is detached, or it still calls its image,
+ * whose program must run; then a new link on it must attach (its trampoline still holds
+ * the function), run its program and detach. Closing a link reports no error, so the
+ * function's presence in enabled_functions tells whether the detach failed.
+ */
+static void test_single_detach_fails(void)
+{
+	const char *name = "single_detach_fails";
+	char gfp_wait[8] = "Y", verbose[8] = "2", text[32], *s;
+	int keep, link, nth, n, tried = 0, failed = 0, ok = 1;
+	ssize_t len;
+
+	s = text_read(FAILSLAB_DIR "/ignore-gfp-wait");
+	if (!s) {
+		result(0, name, "no %s: CONFIG_FAILSLAB (qemu/config/x86_64.config)", FAILSLAB_DIR);
+		return;
+	}
+	snprintf(gfp_wait, sizeof(gfp_wait), "%.1s", s);
+	free(s);
+	s = text_read(FAILSLAB_DIR "/verbose");
+	if (s)
+		snprintf(verbose, sizeof(verbose), "%.1s", s);
+	free(s);
+	nth = open("/proc/self/fail-nth", O_RDWR);
+	keep = fentry_attach(progs[0], BPF_TRACE_FENTRY);
+	if (nth < 0 || keep < 0 || write_text(FAILSLAB_DIR "/ignore-gfp-wait", "N") ||
+	    write_text(FAILSLAB_DIR "/verbose", "0")) {
+		result(0, name, "setup failed: fail-nth %d, link of %s %d: %s", nth, funcs[0],
+		       keep, strerror(errno));
+		goto out;
+	}
+	for (n = 1; n <= 64 && ok; n++) {
+		link = fentry_attach(progs[2], BPF_TRACE_FENTRY);
+		if (link < 0) {
+			printf("# %s: attaching %s (fault %d) failed: %s\n", name, funcs[2], n,
+			       strerror(-link));
+			ok = 0;
+			break;
+		}
+		snprintf(text, sizeof(text), "%d", n);
+		if (pwrite(nth, text, strlen(text), 0) < 0) {
+			printf("# %s: fail-nth: %s\n", name, strerror(errno));
+			ok = 0;
+			close(link);
+			break;
+		}
+		close(link);
+		len = pread(nth, text, sizeof(text) - 1, 0);
+		text[len > 0 ? len : 0] = '\0';
+		if (atoi(text)) {
+			/* The detach made fewer than n allocations: all were tried. */
+			pwrite(nth, "0", 1, 0);
+			ok = function_enabled(name, 2, 0, "after a detach without faults");
+			break;
+		}
+		tried++;
+		if (function_enabled(name, 2, 0, "")) {
+			ok = program_runs(name, 2, 0, "after its detach");
+			continue;
+		}
+		printf("# %s: allocation %d failed the detach: %s stays attached\n", name, n,
+		       funcs[2]);
+		failed++;
+		ok = program_runs(name, 2, 1, "in the image of the link whose detach failed");
+		link = fentry_attach(progs[2], BPF_TRACE_FENTRY);
+		if (link < 0) {
+			printf("# %s: attaching %s again failed: %s\n", name, funcs[2],
+			       strerror(-link));
+			ok = 0;
+			break;
+		}
+		ok = program_runs(name, 2, 1, "after it was attached again") && ok;
+		close(link);
+		ok = function_enabled(name, 2, 0, "after the new link was detached") && ok;
+		ok = program_runs(name, 2, 0, "after the new link was detached") && ok;
+	}
+	ok = program_runs(name, 0, 1, "with its link held throughout") && ok;
+	close(keep);
+	keep = -1;
+	result(ok && tried && enabled_unchanged(name), name,
+	       "%d of the detach's allocations made to fail, %d of them failed it", tried, failed);
+out:
+	if (keep >= 0)
+		close(keep);
+	if (nth >= 0)
+		close(nth);
+	write_text(FAILSLAB_DIR "/ignore-gfp-wait", gfp_wait);
+	write_text(FAILSLAB_DIR "/verbose", verbose);
+}
+
 static void sleeper(void)
 {
 	const struct timespec ts = { SLEEP_MS / 1000, SLEEP_MS % 1000 * 1000000L };
@@ -994,6 +1128,7 @@ static const struct {
 	{ "single_links_cheap", 1, test_single_links_cheap },
 	{ "ipmodify_share", 1, test_ipmodify_share },
 	{ "batch_ipmodify_share", 1, test_batch_ipmodify_share },
+	{ "single_detach_fails", 1, test_single_detach_fails },
 	{ "failed_register_live", 1, test_failed_register_live },
 };
 
