@@ -12,7 +12,7 @@ BUDGET =
 FORCE =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
-.PHONY: all run debug nommu check check-full harness-test base apply export quilt-check deps bisect bisect-verify lint \
+.PHONY: all run debug distro nommu check check-full harness-test base apply export quilt-check deps bisect bisect-verify lint \
 	cover-letter send maintainers bench-percpu bench-batch bench-execmem bench-bpf-load \
 	selftests-compare help
 
@@ -23,6 +23,11 @@ run:
 
 debug:
 	scripts/run.sh --debug $(ARCH)
+
+# The series on the distributions' configurations (qemu/arch/ARCH-distro.conf): make distro
+# ARCH=x86_64|arm64, both without ARCH (riscv64: not yet).
+distro:
+	scripts/run.sh $(if $(filter all,$(BISECT_ARCH)),x86_64-distro arm64-distro,$(addsuffix -distro,$(BISECT_ARCH)))
 
 check:
 	scripts/check.sh

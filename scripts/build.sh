@@ -11,6 +11,13 @@ qemu/config/debug.config with --debug, merged by the kernel's scripts/kconfig/me
 option the fragments request is not set so in the final .config. Image and modules are built in one make
 invocation (module BTF must match vmlinux).
 
+An arch file with BASE_CONFIG=defconfig or debian:DEBARCH (make distro) starts from the
+kernel's defconfig or from Debian's configuration (scripts/fetch-distro-config.sh) instead of
+tinyconfig and common.config, and the build fails if the final .config changes any option of
+that configuration that no fragment names (scripts/distro-config-check.sh). Of its modules
+only those qemu/guest/*.list name are built (single-module targets, after the image), as
+the guest loads no other.
+
 Options:
   --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX;
                the arch file's DEBUG_FRAGMENTS instead, if it names any),
@@ -56,8 +63,10 @@ export KBUILD_BUILD_VERSION=1 KBUILD_BUILD_TIMESTAMP="$KS_BASE_DATE" KBUILD_BUIL
 	KBUILD_BUILD_HOST=kseries
 
 # Variants of an arch (same BUILD_NAME) share its build and its fragment; a variant with its
-# own build lists its fragments in CONFIG_FRAGMENTS.
-frags=("$KS_ROOT/qemu/config/common.config")
+# own build lists its fragments in CONFIG_FRAGMENTS. common.config completes tinyconfig into
+# a guest; a distribution's configuration is one already.
+frags=()
+[ -n "${BASE_CONFIG:-}" ] || frags+=("$KS_ROOT/qemu/config/common.config")
 for f in ${CONFIG_FRAGMENTS:-$BUILD_NAME}; do
 	frags+=("$KS_ROOT/qemu/config/$f.config")
 done
@@ -86,10 +95,21 @@ frags+=("${extra_frags[@]}")
 
 # Make the config in a scratch build dir, and install it only when it changed, so an
 # unchanged config never dirties the real build.
-kmake "$src" O="$cfgdir" -s tinyconfig >/dev/null
-cp "$cfgdir/.config" "$cfgdir/tiny.config"
-(cd "$src" && ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$(kcc)" LLVM="${LLVM:-}" \
-	scripts/kconfig/merge_config.sh -O "$cfgdir" "$cfgdir/tiny.config" "${frags[@]}" \
+case "${BASE_CONFIG:-tinyconfig}" in
+tinyconfig|defconfig)
+	kmake "$src" O="$cfgdir" -s "${BASE_CONFIG:-tinyconfig}" >/dev/null
+	cp "$cfgdir/.config" "$cfgdir/base.config"
+	;;
+debian:*)
+	dcfg=$("$KS_ROOT/scripts/fetch-distro-config.sh" "${BASE_CONFIG#debian:}") ||
+		die "no Debian configuration for $ARCH_NAME"
+	cp "$dcfg" "$cfgdir/base.config"
+	;;
+*) die "qemu/arch/$ARCH_NAME.conf: BASE_CONFIG '$BASE_CONFIG' is none of tinyconfig, defconfig, debian:DEBARCH" ;;
+esac
+# shellcheck disable=SC2086 # MAKE_EXTRA: make variables, split on spaces
+(cd "$src" && env ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$(kcc)" LLVM="${LLVM:-}" ${MAKE_EXTRA:-} \
+	scripts/kconfig/merge_config.sh -O "$cfgdir" "$cfgdir/base.config" "${frags[@]}" \
 	>"$cfgdir/merge.log" 2>&1) || { cat "$cfgdir/merge.log" >&2; die "merge_config.sh failed"; }
 
 # The request for an option is its line in the last fragment that names it (a later
@@ -103,6 +123,10 @@ done
 missing=$(config_missing "$cfgdir/.config" <<< "$requests")
 [ -z "$missing" ] || die "requested options not set in the final .config for $ARCH_NAME:
 $missing"
+if [ -n "${BASE_CONFIG:-}" ]; then
+	"$KS_ROOT/scripts/distro-config-check.sh" "$cfgdir/base.config" "$cfgdir/.config" \
+		"${frags[@]}" || die "the .config for $ARCH_NAME differs from its $BASE_CONFIG base"
+fi
 if [ -n "$config_only" ]; then
 	note "config for $ARCH_NAME checked: $cfgdir/.config"
 	exit 0
@@ -117,6 +141,18 @@ kmake "$src" O="$KS_BUILD" -s olddefconfig
 # and another image (pahole 1.26 added --btf_features=reproducible_build for this).
 pahole_flags=$(PAHOLE=pahole "$src/scripts/pahole-flags.sh" | sed 's/\(^\| \)-j\( \|$\)/\1/')
 note "building $ARCH_NAME in $KS_BUILD (-j$jobs)"
-kmake "$src" O="$KS_BUILD" -j"$jobs" PAHOLE_FLAGS="$pahole_flags" all
+if [ -z "${BASE_CONFIG:-}" ]; then
+	kmake "$src" O="$KS_BUILD" -j"$jobs" PAHOLE_FLAGS="$pahole_flags" all
+else
+	kmake "$src" O="$KS_BUILD" -j"$jobs" PAHOLE_FLAGS="$pahole_flags" "${IMAGE##*/}"
+	# The guest's modules that this configuration has (=m), as single-module targets.
+	kos=()
+	for m in $(guest_modules); do
+		ko=$(module_path "$src" "$KS_BUILD/.config" "$m")
+		[ -z "$ko" ] || kos+=("$ko")
+	done
+	[ ${#kos[@]} -eq 0 ] ||
+		kmake "$src" O="$KS_BUILD" -j"$jobs" PAHOLE_FLAGS="$pahole_flags" "${kos[@]}"
+fi
 [ -f "$KS_BUILD/$IMAGE" ] || die "build finished without $IMAGE"
 note "built $KS_BUILD/$IMAGE"

@@ -20,7 +20,7 @@ case "${1:-}" in
 esac
 
 pkgs="make gcc git python3 jq bc flex bison cpio gzip xz-utils kmod libelf-dev libssl-dev
-	dwarves ccache gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
+	dwarves ccache gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu gcc-arm-linux-gnueabihf
 	libc6-dev-arm64-cross libc6-dev-riscv64-cross
 	qemu-system-x86 qemu-system-arm qemu-system-misc opensbi
 	busybox-static quilt b4 gnuplot-nox shellcheck zlib1g-dev dpkg-dev clang llvm lld rsync

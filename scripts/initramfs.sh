@@ -70,7 +70,7 @@ done
 
 # Every module the test list names; one that is not built is left out (the guest then
 # reports the test as SKIP), but a module file that exists must be the one from this build.
-for m in $(cat "$KS_ROOT"/qemu/guest/*.list | grep -v '^#' | awk 'NF >= 3 && $3 ~ /\.ko$/ { print $3 }' | sort -u); do
+for m in $(guest_modules); do
 	# modules.order lists exactly the modules of the current configuration.
 	ko=$(grep -E "(^|/)${m//./\\.}\$" "$KS_BUILD/modules.order" | head -1 || true)
 	if [ -z "$ko" ]; then

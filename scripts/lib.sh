@@ -53,6 +53,8 @@ load_arch() {
 	DEBUG_SMP=
 	LLVM=
 	BOOT_LINES=
+	BASE_CONFIG=
+	MAKE_EXTRA=
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory, and
 	# fewer vCPUs than the host has cores (see DEBUG_SMP in qemu/arch/x86_64.conf).
@@ -186,8 +188,28 @@ kmake() {
 
 	shift
 	[ -z "${LLVM:-}" ] || hostcc=clang
+	# shellcheck disable=SC2086 # MAKE_EXTRA: make variables, split on spaces
 	make -C "$src" ARCH="$KARCH" CROSS_COMPILE="$CROSS" ${LLVM:+LLVM=1} CC="ccache $(kcc)" \
-		HOSTCC="ccache $hostcc" "$@"
+		HOSTCC="ccache $hostcc" ${MAKE_EXTRA:-} "$@"
+}
+
+# guest_modules: the module files (NAME.ko) the guest's lists (qemu/guest/*.list) load.
+guest_modules() {
+	grep -hv '^#' "$KS_ROOT"/qemu/guest/*.list | awk 'NF >= 3 && $3 ~ /\.ko$/ { print $3 }' |
+		sort -u
+}
+
+# module_path SRC DOTCONFIG NAME.ko: the module's path in the tree SRC (DIR/NAME.ko, where
+# DIR/Makefile has "obj-$(CONFIG_X) += NAME.o") if DOTCONFIG has CONFIG_X=m; else nothing.
+module_path() {
+	local src=$1 cfg=$2 m=$3 hit
+	hit=$(grep -rsE --include=Makefile "^obj-[$][(]CONFIG_[A-Za-z0-9_]+[)][[:space:]]*[+]=[[:space:]]*${m%.ko}[.]o([[:space:]]|$)" "$src" |
+		head -1) || true
+	[ -n "$hit" ] || return 0
+	local sym=${hit#*obj-\$(} dir=${hit%%/Makefile:*}
+	sym=${sym%%)*}
+	grep -qx "$sym=m" "$cfg" && echo "${dir#"$src"/}/$m"
+	return 0
 }
 
 # config_requests FRAGMENT...: one line "CONFIG_X<TAB>fragment name<TAB>request" for every

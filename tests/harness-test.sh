@@ -247,6 +247,20 @@ expect kmsan_config_clang 0 'CONFIG_KMSAN=y' kmsan_config
 
 # Mail gates: each planted defect of the lint fixture series is named with its patch.
 L=$F/series-lint
+# make distro's configuration check (scripts/distro-config-check.sh): options the fragment
+# names, options the distribution's file does not mention and the compiler's name may differ;
+# a built-in turned on, a value changed and a module dropped without a fragment line may not.
+D=$F/distro
+expect distro_config_kept 0 '' \
+	"$R/scripts/distro-config-check.sh" "$D/debian.config" "$D/same.config" "$D/frag.config"
+expect distro_config_changed 1 '3 option\(s\) of .*debian.config differ.*' \
+	"$R/scripts/distro-config-check.sh" "$D/debian.config" "$D/changed.config" "$D/frag.config"
+expect distro_config_names_changes 1 '^  CONFIG_VIRTIO_NET: m in the distribution.s, n here$' \
+	"$R/scripts/distro-config-check.sh" "$D/debian.config" "$D/changed.config" "$D/frag.config"
+expect distro_config_unfragmented 1 'CONFIG_KUNIT: n in the distribution.s, y here' \
+	"$R/scripts/distro-config-check.sh" "$D/debian.config" "$D/same.config"
+expect distro_fetch_unknown_arch 1 "no configuration pinned for Debian architecture 'riscv64' in distro.conf; pinned: amd64 arm64" \
+	"$R/scripts/fetch-distro-config.sh" riscv64
 expect lint_missing_signoff 1 "0001-nosob.patch: no 'Signed-off-by: " \
 	"$R/scripts/lint-series.sh" --series "$L/series" --patches "$L"
 expect lint_unknown_prefix 1 "0002-badprefix.patch: subject 'vmalloc test: .*' does not start" \
