@@ -50,10 +50,14 @@
  *   single_detach_fails  the n-th allocation of a single link's detach fails (failslab,
  *                        /proc/self/fail-nth), for every n the detach reaches, while another
  *                        link keeps the trampolines' shared ftrace_ops: a detach that fails
- *                        leaves the function calling its image, whose program still runs,
- *                        and a new link on the function attaches, runs and detaches (the
- *                        failed detach kept its trampoline: freed, it stayed in the table
- *                        of trampolines by function, and the function in the ops' filter)
+ *                        leaves the function calling its image, whose program (held by the
+ *                        link alone) still exists and runs, and a new link on the function
+ *                        attaches, runs and detaches (the failed detach kept its trampoline:
+ *                        freed, it stayed in the table of trampolines by function, and the
+ *                        function in the ops' filter); then a fexit link's detach fails, and
+ *                        fail_function on its function is refused with EBUSY (the kept image
+ *                        cannot be rebuilt for sharing; rebuilding it deadlocked on ftrace's
+ *                        direct_mutex) until a new fexit link takes the function over
  *   failed_register_live a batch whose ftrace registration fails after its ops was listed
  *                        must retire its images as a detach does. Members: an fmod_ret
  *                        program (counting) on the nanosleep stub and an fexit program on
@@ -800,14 +804,12 @@ static int program_runs(const char *name, int i, int run, const char *what)
 	return 0;
 }
 
-/* 1 if funcs[@i] is in enabled_functions (@on) or is not (!@on); else 0, said with @what. */
-static int function_enabled(const char *name, int i, int on, const char *what)
+/* 1 if function @fn is in enabled_functions (@on) or is not (!@on); else 0, said with @what. */
+static int fn_enabled(const char *name, const char *fn, int on, const char *what)
 {
-	char *now = tracing_read("enabled_functions"), fn[64];
-	int has;
+	char *now = tracing_read("enabled_functions");
+	int has = now && ftrace_list_has(now, fn);
 
-	snprintf(fn, sizeof(fn), SYSCALL_PREFIX "%s", funcs[i]);
-	has = now && ftrace_list_has(now, fn);
 	free(now);
 	if (has == !!on)
 		return 1;
@@ -815,22 +817,190 @@ static int function_enabled(const char *name, int i, int on, const char *what)
 	return 0;
 }
 
+/* fn_enabled() of funcs[@i]. */
+static int function_enabled(const char *name, int i, int on, const char *what)
+{
+	char fn[64];
+
+	snprintf(fn, sizeof(fn), SYSCALL_PREFIX "%s", funcs[i]);
+	return fn_enabled(name, fn, on, what);
+}
+
+/* 1 if a program with id @id exists (BPF_PROG_GET_FD_BY_ID), else 0. */
+static int prog_alive(uint32_t id)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_id = id;
+	fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/*
+ * Close @link with failslab failing the @n-th allocation of this process from then on
+ * (/proc/self/fail-nth, open at @nth): 1 if the close reached it, 0 if it made fewer than
+ * @n allocations, -1 (said why) on error.
+ */
+static int close_faulted(const char *name, int nth, int link, int n)
+{
+	char text[32];
+	ssize_t len;
+
+	snprintf(text, sizeof(text), "%d", n);
+	if (pwrite(nth, text, strlen(text), 0) < 0) {
+		printf("# %s: fail-nth: %s\n", name, strerror(errno));
+		close(link);
+		return -1;
+	}
+	close(link);
+	len = pread(nth, text, sizeof(text) - 1, 0);
+	text[len > 0 ? len : 0] = '\0';
+	if (!atoi(text))
+		return 1;
+	pwrite(nth, "0", 1, 0);
+	return 0;
+}
+
+/*
+ * Phase 1 of single_detach_fails: a fentry program on funcs[2] that only its link holds,
+ * for every n the detach reaches. 1 if all held, 0 (said why); *@tried and *@failed count
+ * the faults made and the detaches they failed.
+ */
+static int detach_fails_fentry(const char *name, int nth, int *tried, int *failed)
+{
+	struct bpf_prog_info info;
+	int prog, link, n, r, ok = 1;
+
+	for (n = 1; n <= 64 && ok; n++) {
+		prog = fentry_load(BPF_TRACE_FENTRY, btf_ids[2], map, 2, verifier_log,
+				   sizeof(verifier_log));
+		memset(&info, 0, sizeof(info));
+		if (prog < 0 || prog_info_by_fd(prog, &info)) {
+			printf("# %s: loading a program for %s failed: %s\n", name, funcs[2],
+			       strerror(prog < 0 ? -prog : errno));
+			return 0;
+		}
+		link = fentry_attach(prog, BPF_TRACE_FENTRY);
+		close(prog);	/* the link holds it */
+		if (link < 0) {
+			printf("# %s: attaching %s (fault %d) failed: %s\n", name, funcs[2], n,
+			       strerror(-link));
+			return 0;
+		}
+		r = close_faulted(name, nth, link, n);
+		if (r < 0)
+			return 0;
+		if (!r)		/* the detach made fewer than n allocations: all were tried */
+			return function_enabled(name, 2, 0, "after a detach without faults");
+		(*tried)++;
+		if (function_enabled(name, 2, 0, "")) {
+			ok = program_runs(name, 2, 0, "after its detach");
+			continue;
+		}
+		printf("# %s: allocation %d failed the detach: %s stays attached\n", name, n,
+		       funcs[2]);
+		(*failed)++;
+		/* Its image still calls it: the program must outlive its link. */
+		if (!prog_alive(info.id)) {
+			printf("# %s: program %u, which the kept image calls, was freed\n", name,
+			       info.id);
+			return 0;
+		}
+		ok = program_runs(name, 2, 1, "in the image of the link whose detach failed");
+		link = fentry_attach(progs[2], BPF_TRACE_FENTRY);
+		if (link < 0) {
+			printf("# %s: attaching %s again failed: %s\n", name, funcs[2],
+			       strerror(-link));
+			return 0;
+		}
+		ok = program_runs(name, 2, 1, "after it was attached again") && ok;
+		close(link);
+		ok = function_enabled(name, 2, 0, "after the new link was detached") && ok;
+		ok = program_runs(name, 2, 0, "after the new link was detached") && ok;
+	}
+	return ok;
+}
+
+/*
+ * Phase 2: the fexit program of the ipmodify tests (it calls the function: CALL_ORIG) kept
+ * by a failed detach; fail_function's IPMODIFY kprobe on that function must then be
+ * refused (the kept image cannot be rebuilt for sharing), not hang, and a new fexit link
+ * must take the function over and share it with fail_function. 1 if all held, 0.
+ */
+static int detach_fails_ipmodify(const char *name, int nth)
+{
+	char func[FUNC_LEN];
+	int prog, link, n, r, err, kept = 0, ok = 1;
+
+	prog = ipmodify_prog(name, func);
+	if (prog < 0)
+		return -1;	/* result() given */
+	for (n = 1; n <= 64 && !kept; n++) {
+		link = fentry_attach(prog, BPF_TRACE_FEXIT);
+		if (link < 0) {
+			printf("# %s: fexit on %s (fault %d): %s\n", name, func, n, strerror(-link));
+			close(prog);
+			return 0;
+		}
+		r = close_faulted(name, nth, link, n);
+		if (r <= 0) {
+			printf("# %s: no allocation failed the detach of the fexit link on %s\n",
+			       name, func);
+			close(prog);
+			return 0;
+		}
+		kept = !fn_enabled(name, func, 0, "");
+	}
+	err = fail_function_hold(func, 1);
+	if (!err) {
+		printf("# %s: fail_function attached to %s, whose kept image calls it without sharing\n",
+		       name, func);
+		fail_function_hold(func, 0);
+		ok = 0;
+	} else if (err != -EBUSY) {
+		printf("# %s: fail_function on %s with a kept image: %s, want EBUSY\n", name,
+		       func, strerror(-err));
+		ok = 0;
+	}
+	link = fentry_attach(prog, BPF_TRACE_FEXIT);
+	if (link < 0) {
+		printf("# %s: fexit on %s after the kept image: %s\n", name, func, strerror(-link));
+		close(prog);
+		return 0;
+	}
+	err = fail_function_hold(func, 1);
+	if (err) {
+		printf("# %s: fail_function on %s with a new fexit link: %s\n", name, func,
+		       strerror(-err));
+		ok = 0;
+	} else if (fail_function_hold(func, 0)) {
+		ok = 0;
+	}
+	close(link);
+	close(prog);
+	return ok && fn_enabled(name, func, 0, "after the new fexit link was detached");
+}
+
 /*
  * single_detach_fails: the n-th allocation of a detach fails, for n = 1, 2, ... until the
  * detach makes no n-th allocation (failslab through /proc/self/fail-nth, allocations that
- * may sleep included). The single fentry link of funcs[2] is closed while the link of
- * funcs[0] keeps the shared ftrace_ops registered, so that the detach is a change of the
- * ops' filter. After each: either the function is detached, or it still calls its image,
- * whose program must run; then a new link on it must attach (its trampoline still holds
- * the function), run its program and detach. Closing a link reports no error, so the
- * function's presence in enabled_functions tells whether the detach failed.
+ * may sleep included), while the link of funcs[0] keeps the shared ftrace_ops registered,
+ * so that the detach is a change of the ops' filter. Phase 1: detach_fails_fentry(); a
+ * detach that fails must leave the function calling its image and the program alive and
+ * running, and a new link must attach, run and detach. Phase 2: detach_fails_ipmodify().
+ * Closing a link reports no error, so the function's presence in enabled_functions tells
+ * whether the detach failed.
  */
 static void test_single_detach_fails(void)
 {
 	const char *name = "single_detach_fails";
-	char gfp_wait[8] = "Y", verbose[8] = "2", text[32], *s;
-	int keep, link, nth, n, tried = 0, failed = 0, ok = 1;
-	ssize_t len;
+	char gfp_wait[8] = "Y", verbose[8] = "2", *s;
+	int keep, nth, tried = 0, failed = 0, ok, ok2;
 
 	s = text_read(FAILSLAB_DIR "/ignore-gfp-wait");
 	if (!s) {
@@ -851,52 +1021,11 @@ static void test_single_detach_fails(void)
 		       keep, strerror(errno));
 		goto out;
 	}
-	for (n = 1; n <= 64 && ok; n++) {
-		link = fentry_attach(progs[2], BPF_TRACE_FENTRY);
-		if (link < 0) {
-			printf("# %s: attaching %s (fault %d) failed: %s\n", name, funcs[2], n,
-			       strerror(-link));
-			ok = 0;
-			break;
-		}
-		snprintf(text, sizeof(text), "%d", n);
-		if (pwrite(nth, text, strlen(text), 0) < 0) {
-			printf("# %s: fail-nth: %s\n", name, strerror(errno));
-			ok = 0;
-			close(link);
-			break;
-		}
-		close(link);
-		len = pread(nth, text, sizeof(text) - 1, 0);
-		text[len > 0 ? len : 0] = '\0';
-		if (atoi(text)) {
-			/* The detach made fewer than n allocations: all were tried. */
-			pwrite(nth, "0", 1, 0);
-			ok = function_enabled(name, 2, 0, "after a detach without faults");
-			break;
-		}
-		tried++;
-		if (function_enabled(name, 2, 0, "")) {
-			ok = program_runs(name, 2, 0, "after its detach");
-			continue;
-		}
-		printf("# %s: allocation %d failed the detach: %s stays attached\n", name, n,
-		       funcs[2]);
-		failed++;
-		ok = program_runs(name, 2, 1, "in the image of the link whose detach failed");
-		link = fentry_attach(progs[2], BPF_TRACE_FENTRY);
-		if (link < 0) {
-			printf("# %s: attaching %s again failed: %s\n", name, funcs[2],
-			       strerror(-link));
-			ok = 0;
-			break;
-		}
-		ok = program_runs(name, 2, 1, "after it was attached again") && ok;
-		close(link);
-		ok = function_enabled(name, 2, 0, "after the new link was detached") && ok;
-		ok = program_runs(name, 2, 0, "after the new link was detached") && ok;
-	}
-	ok = program_runs(name, 0, 1, "with its link held throughout") && ok;
+	ok = detach_fails_fentry(name, nth, &tried, &failed);
+	ok2 = detach_fails_ipmodify(name, nth);
+	if (ok2 < 0)
+		goto out;
+	ok = program_runs(name, 0, 1, "with its link held throughout") && ok && ok2;
 	close(keep);
 	keep = -1;
 	result(ok && tried && enabled_unchanged(name), name,
