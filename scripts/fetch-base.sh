@@ -37,22 +37,10 @@ mkdir -p "$KS_DL"
 deb=$KS_DL/${BASE_PKG}_${BASE_DEB_VERSION}_all.deb
 if [ ! -f "$deb" ]; then
 	note "downloading $want with apt-get"
-	# apt downloads as its _apt user, which cannot write into root's cache: download in a
-	# temporary directory that user owns.
-	tmp=$(mktemp -d)
-	chmod 755 "$tmp"
-	if [ "$(id -u)" -eq 0 ] && id -u _apt >/dev/null 2>&1; then
-		chown _apt "$tmp"
-	fi
-	if ! (cd "$tmp" && apt-get download -q "$want"); then
-		rm -rf "$tmp"
+	apt_download "$want" "$deb" ||
 		die "apt-get download $want failed: the pinned version is not in the apt sources.
 Check 'apt-cache policy $BASE_PKG' (run 'apt-get update' first, as root); bookworm-security
 must be configured. Do not change base.conf to another version without redoing the series."
-	fi
-	mv "$tmp"/*.deb "$deb.part"
-	rm -rf "$tmp"
-	mv "$deb.part" "$deb"
 fi
 
 sum=$(sha256sum "$deb" | cut -d' ' -f1)

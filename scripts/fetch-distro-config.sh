@@ -30,20 +30,9 @@ mkdir -p "$KS_DL" "$KS_CACHE/distro"
 deb=$KS_DL/${DISTRO_PKG}_${DISTRO_DEB_VERSION}_$debarch.deb
 if [ ! -f "$deb" ]; then
 	note "downloading $want with apt-get"
-	# As in fetch-base.sh: apt downloads as its _apt user.
-	tmp=$(mktemp -d)
-	chmod 755 "$tmp"
-	if [ "$(id -u)" -eq 0 ] && id -u _apt >/dev/null 2>&1; then
-		chown _apt "$tmp"
-	fi
-	if ! (cd "$tmp" && apt-get download -q "$want") >&2; then
-		rm -rf "$tmp"
+	apt_download "$want" "$deb" ||
 		die "apt-get download $want failed: the pinned version is not in the apt sources
 (bookworm-security must be configured; for arm64 the multiarch setup of scripts/deps.sh)"
-	fi
-	mv "$tmp"/*.deb "$deb.part"
-	rm -rf "$tmp"
-	mv "$deb.part" "$deb"
 fi
 sum=$(sha256sum "$deb" | cut -d' ' -f1)
 [ "$sum" = "${!deb_sum_var}" ] ||

@@ -193,6 +193,25 @@ kmake() {
 		HOSTCC="ccache $hostcc" ${MAKE_EXTRA:-} "$@"
 }
 
+# apt_download PKG=VERSION DEB: download that .deb with apt-get to the path DEB (notes on
+# stderr). apt downloads as its _apt user, which cannot write into root's cache: the download
+# goes to a temporary directory that user owns, then moves. 0, or 1 if apt-get failed.
+apt_download() {
+	local want=$1 deb=$2 tmp
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"
+	if [ "$(id -u)" -eq 0 ] && id -u _apt >/dev/null 2>&1; then
+		chown _apt "$tmp"
+	fi
+	if ! (cd "$tmp" && apt-get download -q "$want") >&2; then
+		rm -rf "$tmp"
+		return 1
+	fi
+	mv "$tmp"/*.deb "$deb.part"
+	rm -rf "$tmp"
+	mv "$deb.part" "$deb"
+}
+
 # guest_modules: the module files (NAME.ko) the guest's lists (qemu/guest/*.list) load.
 guest_modules() {
 	grep -hv '^#' "$KS_ROOT"/qemu/guest/*.list | awk 'NF >= 3 && $3 ~ /\.ko$/ { print $3 }' |
