@@ -68,6 +68,14 @@ for r in $runners; do
 	esac
 done
 
+# bpftool, built from the tree, where the arch file asks for it (BPFTOOL).
+tool=$("$KS_ROOT/scripts/build-bpftool.sh" "$ARCH_NAME") ||
+	die "bpftool does not build for $ARCH_NAME"
+if [ -n "$tool" ]; then
+	${CROSS}strip --strip-debug -o "$stage/bpftool" "$tool"
+	echo "file /bin/bpftool $stage/bpftool 0755 0 0" >> "$list"
+fi
+
 # Every module the test list names; one that is not built is left out (the guest then
 # reports the test as SKIP), but a module file that exists must be the one from this build.
 for m in $(guest_modules); do

@@ -55,6 +55,7 @@ load_arch() {
 	BOOT_LINES=
 	BASE_CONFIG=
 	MAKE_EXTRA=
+	BPFTOOL=
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory, and
 	# fewer vCPUs than the host has cores (see DEBUG_SMP in qemu/arch/x86_64.conf).

@@ -89,7 +89,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 73
+ktap_plan 83
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -475,6 +475,15 @@ expect select_own_arch_jit_tests 0 '^test_bpf,.*bpf_percpu.*,wx_check' \
 expect select_unmapped_path_all 0 '^all$' selection 3 20 x86_64 kernel/bpf/core.c fs/namei.c
 expect select_end_of_part_all 0 '^all$' selection 9 28 x86_64 MAINTAINERS
 expect select_last_patch_all 0 '^all$' selection 20 20 x86_64 MAINTAINERS
+# Patch 1 (ftrace alone) must not run bpf_batch, whose single_detach_fails shows the bug
+# patch 2 fixes; patch 2 (trampolines) and the bpftool patch must.
+expect select_ftrace_without_bpf_batch 0 '^ftrace_direct_cow,bpf_tramp_execmem,test_progs,wx_check,ftrace_direct_ops$' \
+	selection 1 39 x86_64 kernel/trace/ftrace.c
+expect select_trampoline_bpf_batch 0 '^bpf_batch,' selection 2 39 x86_64 kernel/bpf/trampoline.c
+expect select_bpftool_bpf_batch 0 '^bpf_batch,wx_check$' selection 34 39 x86_64 tools/bpf/bpftool/link.c
+# bpftool only for an arch file that asks for it (BPFTOOL): arm64's does not.
+expect bpftool_not_asked 0 '^0$' bash -c "set -o pipefail; '$R/scripts/build-bpftool.sh' arm64 | wc -l"
+expect bpftool_unknown_arch 64 "valid names: .*x86_64" "$R/scripts/build-bpftool.sh" x86
 expect boot_kernel_needs_initrd 64 'go together' "$R/scripts/boot.sh" --kernel /dev/null x86_64
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \

@@ -14,6 +14,8 @@
  *                        with no array, all in a large enough one, ENOSPC in a smaller one,
  *                        EINVAL for an array of count 0 or a count without one, EFAULT for an
  *                        unmapped one), and its fdinfo lists them on a prog_ids line
+ *   bpftool_link_show    bpftool (built from the tree) shows the link's programs' ids in
+ *                        attach order, in plain and JSON output
  *   bad_fd_in_middle     a closed fd at index 2: -EBADF, err_idx 2, nothing attached; the
  *                        same programs without it then attach (nothing was left claimed)
  *   wrong_prog_type      a socket filter at index 1: -EINVAL, err_idx 1, nothing attached
@@ -54,7 +56,9 @@
  *                        link alone) still exists and runs, and a new link on the function
  *                        attaches, runs and detaches (the failed detach kept its trampoline:
  *                        freed, it stayed in the table of trampolines by function, and the
- *                        function in the ops' filter); then a fexit link's detach fails, and
+ *                        function in the ops' filter), and the kept program is freed, while
+ *                        the new link is attached, once its attach has retired the image
+ *                        that called it; then a fexit link's detach fails, and
  *                        fail_function on its function is refused with EBUSY (the kept image
  *                        cannot be rebuilt for sharing; rebuilding it deadlocked on ftrace's
  *                        direct_mutex) until a new fexit link takes the function over
@@ -97,9 +101,10 @@
  * cnt and pointers); the KTAP plan then counts their cases alone.
  *
  * Every failure case also checks that enabled_functions did not change. The whole test is
- * skipped, with the reason, when the kernel has no BPF_TRACE_BATCH (the base, or a patch
- * before the feature: no bpf_tracing_batch_link_attach in kallsyms) or no ftrace direct
- * calls (arm64 and riscv64 in 6.1: no register_ftrace_direct_multi in kallsyms).
+ * skipped, with the reason, when the kernel has no ftrace direct calls (arm64 and riscv64
+ * in 6.1: no register_ftrace_direct_multi in kallsyms); without BPF_TRACE_BATCH (the base, or
+ * a patch before the feature: no bpf_tracing_batch_link_attach in kallsyms) every case but
+ * single_detach_fails, which tests single links only, is skipped with that reason.
  */
 #define _GNU_SOURCE
 #include "../fentry_raw.h"
@@ -117,6 +122,7 @@
 #define SLEEP_MS	1000	/* each call's sleep: several grace periods long */
 #define FAIL_SECS	40	/* how long batches are made to fail, at most */
 #define ATTEMPTS	16	/* batches attached and detached, at most */
+#define FREED_SECS	30	/* single_detach_fails: a kept program's wait to be freed */
 
 /* The syscall stubs, which fail_function and fmod_ret accept (error-injectable). */
 #if defined(__x86_64__)
@@ -130,6 +136,7 @@
 #define KPROBE_EVENT	"bpf_batch/nsleep"
 #define TRAMP_STATS	"/sys/kernel/debug/bpf_trampoline"
 #define FAILSLAB_DIR	"/sys/kernel/debug/failslab"
+#define BPFTOOL		"/bin/bpftool"
 
 /* The generic syscall table (arm64, riscv64) has no getpgrp: getpgid(0) there. */
 #ifdef SYS_getpgrp
@@ -155,6 +162,7 @@ static uint32_t btf_ids[NFUNCS];
 static char *enabled_before;
 static struct btf_funcs bf;
 static int load_enabled;	/* bpf_batch.load=1: attach_under_load runs */
+static int has_batch;		/* the kernel has BPF_TRACE_BATCH links */
 
 static void call_all(void)
 {
@@ -376,6 +384,110 @@ static void test_link_info_members(void)
 		ok = 0;
 	}
 	free(text);
+	close(fd);
+	result(ok && enabled_unchanged(name), name, NULL);
+}
+
+/*
+ * Run @argv with its standard output and error into @buf (NUL-terminated, at most @size - 1
+ * bytes kept): its exit status, 128 + the signal that ended it, or -1 (errno).
+ */
+static int run_capture(char *const argv[], char *buf, size_t size)
+{
+	size_t len = 0;
+	int pfd[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (!pid) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		close(pfd[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (len < size - 1 && (n = read(pfd[0], buf + len, size - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(pfd[0]);
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * bpftool_link_show: bpftool (built from the tree, /bin/bpftool) shows a batch link with its
+ * programs' ids in attach order, in its plain ("prog_cnt N  prog_ids A,B,...") and JSON
+ * ("prog_cnt":N,"prog_ids":[A,B,...]) output. A bpftool that shows the link without them
+ * (a tree before bpftool learnt batch links) is reported as SKIP, which only the matrix's
+ * earlier cells allow.
+ */
+static void test_bpftool_link_show(void)
+{
+	const char *name = "bpftool_link_show";
+	char id[16], plain[512], json[512], out[4096];
+	char *show[] = { BPFTOOL, "link", "show", "id", id, NULL };
+	char *show_json[] = { BPFTOOL, "-j", "link", "show", "id", id, NULL };
+	uint32_t want[NFUNCS], idx;
+	struct bpf_link_info info;
+	int i, fd, st, ok = 1, lp, lj;
+
+	if (access(BPFTOOL, X_OK)) {
+		result(0, name, "no %s (qemu/arch/ARCH.conf: BPFTOOL)", BPFTOOL);
+		return;
+	}
+	if (prog_ids(progs, want, NFUNCS)) {
+		result(0, name, "cannot read the programs' ids");
+		return;
+	}
+	fd = batch_attach(progs, NFUNCS, 0, &idx);
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || obj_info_by_fd(fd, &info, sizeof(info))) {
+		result(0, name, "attach failed (%s, err_idx %u) or no link info",
+		       strerror(fd < 0 ? -fd : errno), idx);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	snprintf(id, sizeof(id), "%u", info.id);
+	lp = snprintf(plain, sizeof(plain), "prog_cnt %d  prog_ids ", NFUNCS);
+	lj = snprintf(json, sizeof(json), "\"prog_cnt\":%d,\"prog_ids\":[", NFUNCS);
+	for (i = 0; i < NFUNCS; i++) {
+		lp += snprintf(plain + lp, sizeof(plain) - lp, "%s%u", i ? "," : "", want[i]);
+		lj += snprintf(json + lj, sizeof(json) - lj, "%s%u", i ? "," : "", want[i]);
+	}
+	snprintf(json + lj, sizeof(json) - lj, "]");
+
+	st = run_capture(show, out, sizeof(out));
+	if (st || !strstr(out, "tracing_batch")) {
+		printf("# %s link show id %s: status %d, output:\n# %.300s\n", BPFTOOL, id, st,
+		       out);
+		ok = 0;
+	} else if (!strstr(out, "prog_cnt")) {
+		close(fd);
+		printf("ok %d %s # SKIP this tree's bpftool shows no programs of a batch link: "
+		       "%.200s\n", ++casenum, name, out);
+		return;
+	} else if (!strstr(out, plain)) {
+		printf("# %s link show id %s: no \"%s\" in:\n# %.300s\n", BPFTOOL, id, plain, out);
+		ok = 0;
+	}
+	st = run_capture(show_json, out, sizeof(out));
+	if (ok && (st || !strstr(out, json))) {
+		printf("# %s -j link show id %s: status %d, no %s in:\n# %.300s\n", BPFTOOL, id,
+		       st, json, out);
+		ok = 0;
+	}
 	close(fd);
 	result(ok && enabled_unchanged(name), name, NULL);
 }
@@ -842,6 +954,25 @@ static int prog_alive(uint32_t id)
 }
 
 /*
+ * 1 if the program with id @id is freed within FREED_SECS (the image that called it is
+ * freed after RCU-tasks grace periods, seconds under TCG), else 0 (said).
+ */
+static int prog_freed(const char *name, uint32_t id)
+{
+	const struct timespec tick = { 0, 100 * 1000000L };
+	int i;
+
+	for (i = 0; i < FREED_SECS * 10; i++) {
+		if (!prog_alive(id))
+			return 1;
+		nanosleep(&tick, NULL);
+	}
+	printf("# %s: program %u still exists %d s after the image that called it was replaced\n",
+	       name, id, FREED_SECS);
+	return 0;
+}
+
+/*
  * Close @link with failslab failing the @n-th allocation of this process from then on
  * (/proc/self/fail-nth, open at @nth): 1 if the close reached it, 0 if it made fewer than
  * @n allocations, -1 (said why) on error.
@@ -919,6 +1050,8 @@ static int detach_fails_fentry(const char *name, int nth, int *tried, int *faile
 			return 0;
 		}
 		ok = program_runs(name, 2, 1, "after it was attached again") && ok;
+		/* The new link's attach retired the image that called it: it goes too. */
+		ok = prog_freed(name, info.id) && ok;
 		close(link);
 		ok = function_enabled(name, 2, 0, "after the new link was detached") && ok;
 		ok = program_runs(name, 2, 0, "after the new link was detached") && ok;
@@ -1245,20 +1378,22 @@ static const struct {
 	const char *name;	/* its first case's name, for only= */
 	int ncases;
 	void (*run)(void);
+	int batch;	/* needs BPF_TRACE_BATCH (or the series' shared ftrace_ops with it) */
 } tests[] = {
-	{ "attach_fire_detach", 1, test_attach_fire_detach },
-	{ "link_info_members", 1, test_link_info_members },
-	{ "bad_fd_in_middle", 1, test_bad_fd_in_middle },
-	{ "wrong_prog_type", 1, test_wrong_prog_type },
-	{ "duplicate_target", 1, test_duplicate_target },
-	{ "target_taken", 1, test_target_taken },
-	{ "count_zero", 5, test_counts_and_pointers },
-	{ "attach_under_load", 1, test_attach_under_load },
-	{ "single_links_cheap", 1, test_single_links_cheap },
-	{ "ipmodify_share", 1, test_ipmodify_share },
-	{ "batch_ipmodify_share", 1, test_batch_ipmodify_share },
-	{ "single_detach_fails", 1, test_single_detach_fails },
-	{ "failed_register_live", 1, test_failed_register_live },
+	{ "attach_fire_detach", 1, test_attach_fire_detach, 1 },
+	{ "link_info_members", 1, test_link_info_members, 1 },
+	{ "bpftool_link_show", 1, test_bpftool_link_show, 1 },
+	{ "bad_fd_in_middle", 1, test_bad_fd_in_middle, 1 },
+	{ "wrong_prog_type", 1, test_wrong_prog_type, 1 },
+	{ "duplicate_target", 1, test_duplicate_target, 1 },
+	{ "target_taken", 1, test_target_taken, 1 },
+	{ "count_zero", 5, test_counts_and_pointers, 1 },
+	{ "attach_under_load", 1, test_attach_under_load, 1 },
+	{ "single_links_cheap", 1, test_single_links_cheap, 1 },
+	{ "ipmodify_share", 1, test_ipmodify_share, 1 },
+	{ "batch_ipmodify_share", 1, test_batch_ipmodify_share, 1 },
+	{ "single_detach_fails", 1, test_single_detach_fails, 0 },
+	{ "failed_register_live", 1, test_failed_register_live, 1 },
 };
 
 #define NTESTS	(int)(sizeof(tests) / sizeof(tests[0]))
@@ -1275,6 +1410,17 @@ static int selected(const char *only, int i)
 		if ((p == only || p[-1] == ',') && (p[len] == ',' || !p[len]))
 			return 1;
 	return 0;
+}
+
+/* Report the cases of tests[@i] skipped: the kernel has no BPF_TRACE_BATCH links. */
+static void skip_cases(int i)
+{
+	int n;
+
+	for (n = 0; n < tests[i].ncases; n++)
+		printf("ok %d %s # SKIP kernel without BPF_TRACE_BATCH links "
+		       "(no bpf_tracing_batch_link_attach in /proc/kallsyms)\n", ++casenum,
+		       tests[i].name);
 }
 
 int main(int argc, char **argv)
@@ -1309,16 +1455,13 @@ int main(int argc, char **argv)
 	 * unlike the test: 6.1's kunit_parser takes "ok 1 bpf_batch" for the end of the
 	 * subtest bpf_batch and reports a missing subtest).
 	 */
-	if (!kallsyms_has("bpf_tracing_batch_link_attach")) {
-		printf("1..1\nok 1 batch_links # SKIP kernel without BPF_TRACE_BATCH links "
-		       "(no bpf_tracing_batch_link_attach in /proc/kallsyms)\n");
-		return 0;
-	}
 	if (!kallsyms_has("register_ftrace_direct_multi")) {
 		printf("1..1\nok 1 batch_links # SKIP no ftrace direct calls on this arch in 6.1 "
 		       "(no register_ftrace_direct_multi in /proc/kallsyms)\n");
 		return 0;
 	}
+	/* Before the batch links (the base, patches 2-12) the single-link tests still run. */
+	has_batch = kallsyms_has("bpf_tracing_batch_link_attach");
 	printf("1..%d\n", plan);
 	if (setup(why, sizeof(why))) {
 		printf("# setup: %s\n", why);
@@ -1326,8 +1469,13 @@ int main(int argc, char **argv)
 			printf("not ok %d setup_failed\n", i + 1);
 		return 1;
 	}
-	for (i = 0; i < NTESTS; i++)
-		if (selected(only, i))
+	for (i = 0; i < NTESTS; i++) {
+		if (!selected(only, i))
+			continue;
+		if (tests[i].batch && !has_batch)
+			skip_cases(i);
+		else
 			tests[i].run();
+	}
 	return failures ? 1 : 0;
 }
