@@ -46,7 +46,10 @@
  *   ipmodify_share       a single fexit link and fail_function's IPMODIFY kprobe (probability
  *                        0) on the getpgid stub, the kprobe registered after the link and,
  *                        with another link attached elsewhere, before it: both attach, and
- *                        the program counts every call
+ *                        the program counts every call; then fail_function injects -ENOSPC
+ *                        into this process's calls: each must fail with ENOSPC (the
+ *                        function "returns" the injected value through the trampoline) and
+ *                        the program must count each
  *   batch_ipmodify_share as ipmodify_share, the fexit program and the fentry program of
  *                        funcs[0] in one batch, the kprobe registered after and before it
  *   single_detach_fails  the n-th allocation of a single link's detach fails (failslab,
@@ -725,6 +728,37 @@ static int fail_function_hold(const char *func, int on)
 }
 
 /*
+ * Make fail_function inject -ENOSPC into every call of @func (held with
+ * fail_function_hold()) by this process, call it @calls times, and put the injection
+ * back off: the number of calls that failed with ENOSPC, or -1 (said why).
+ */
+static int injected_calls(const char *name, const char *func, int calls)
+{
+	char path[128], *times = text_read(FAIL_FUNC_DIR "/times");
+	int i, n = 0, err;
+
+	snprintf(path, sizeof(path), FAIL_FUNC_DIR "/%s/retval", func);
+	/* -ENOSPC as the u64 the knob takes */
+	err = write_text(path, "0xffffffffffffffe4");
+	err = err ?: write_text(FAIL_FUNC_DIR "/times", "-1");
+	err = err ?: write_text("/proc/self/make-it-fail", "1");
+	err = err ?: write_text(FAIL_FUNC_DIR "/probability", "100");
+	if (err) {
+		printf("# %s: setting up fail_function's injection into %s: %s\n", name, func,
+		       strerror(-err));
+		n = -1;
+	}
+	for (i = 0; !err && i < calls; i++)
+		n += syscall(SYS_getpgid, 0) == -1 && errno == ENOSPC;
+	write_text(FAIL_FUNC_DIR "/probability", "0");
+	write_text("/proc/self/make-it-fail", "0");
+	if (times)
+		write_text(FAIL_FUNC_DIR "/times", times);
+	free(times);
+	return n;
+}
+
+/*
  * single_links_cheap: one link per program, attached and then detached one by one. With
  * one ftrace_ops shared by the trampolines, only the last detach unregisters it; with an
  * ops per trampoline, every detach does (and waits for RCU-tasks grace periods).
@@ -811,10 +845,20 @@ static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 	for (i = 0; i < calls; i++)
 		syscall(SYS_getpgid, 0);
 	ok = slot(sl) - before == (uint64_t)calls;
-	if (!ok)
+	if (!ok) {
 		printf("# %s: %s first: the program counted %llu of %d calls\n", name,
 		       kprobe_first ? "fail_function" : "fexit",
 		       (unsigned long long)(slot(sl) - before), calls);
+		goto out;
+	}
+	/* Injecting: the function returns fail_function's value, and fexit still runs. */
+	before = slot(sl);
+	i = injected_calls(name, func, calls);
+	ok = i == calls && slot(sl) - before == (uint64_t)calls;
+	if (!ok)
+		printf("# %s: %s first: %d of %d calls failed with ENOSPC and the program "
+		       "counted %llu\n", name, kprobe_first ? "fail_function" : "fexit", i,
+		       calls, (unsigned long long)(slot(sl) - before));
 out:
 	if (held && fail_function_hold(func, 0)) {
 		printf("# %s: releasing %s from fail_function failed\n", name, func);
