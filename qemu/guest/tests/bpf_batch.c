@@ -735,11 +735,11 @@ static int fail_function_hold(const char *func, int on)
 static int injected_calls(const char *name, const char *func, int calls)
 {
 	char path[128], *times = text_read(FAIL_FUNC_DIR "/times");
-	int i, n = 0, err;
+	int i, n = 0, err = times ? 0 : -errno;
 
 	snprintf(path, sizeof(path), FAIL_FUNC_DIR "/%s/retval", func);
 	/* -ENOSPC as the u64 the knob takes */
-	err = write_text(path, "0xffffffffffffffe4");
+	err = err ?: write_text(path, "0xffffffffffffffe4");
 	err = err ?: write_text(FAIL_FUNC_DIR "/times", "-1");
 	err = err ?: write_text("/proc/self/make-it-fail", "1");
 	err = err ?: write_text(FAIL_FUNC_DIR "/probability", "100");
@@ -816,6 +816,13 @@ static int ipmodify_pair(const char *name, int prog, const char *func, int sl,
 		held = !fail_function_hold(func, 1);
 		if (!held) {
 			printf("# %s: fail_function on %s failed\n", name, func);
+			goto out;
+		}
+		/* Control: the injection reaches the caller without a program. */
+		i = injected_calls(name, func, calls);
+		if (i != calls) {
+			printf("# %s: without the fexit program %d of %d calls failed with "
+			       "ENOSPC\n", name, i, calls);
 			goto out;
 		}
 	}
