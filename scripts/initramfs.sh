@@ -50,15 +50,18 @@ for b in $progs; do
 	echo "file /bin/$b $stage/$b 0755 0 0" >> "$list"
 done
 
-# The BPF selftest runners of the arch (SELFTESTS, built from the tree), debug info stripped.
+# The BPF selftest runners of the arch (SELFTESTS, built from the tree) and bpftool where the
+# arch file asks for it (BPFTOOL), debug info stripped.
 runners=$("$KS_ROOT/scripts/build-selftests.sh" "$ARCH_NAME") ||
 	die "the BPF selftest runners do not build for $ARCH_NAME"
+tool=$("$KS_ROOT/scripts/build-bpftool.sh" "$ARCH_NAME") ||
+	die "bpftool does not build for $ARCH_NAME"
 # test_progs' BPF objects (NAME.bpf.o) go to /lib/bpf, where the guest runs it: it opens some
 # by name; their BTF and debug info stay. The directory only where there are objects.
 case "$runners" in
 *.bpf.o*) echo "dir /lib/bpf 0755 0 0" >> "$list" ;;
 esac
-for r in $runners; do
+for r in $runners $tool; do
 	case "$r" in
 	*.bpf.o) echo "file /lib/bpf/${r##*/} $r 0644 0 0" >> "$list" ;;
 	*)
@@ -67,14 +70,6 @@ for r in $runners; do
 		;;
 	esac
 done
-
-# bpftool, built from the tree, where the arch file asks for it (BPFTOOL).
-tool=$("$KS_ROOT/scripts/build-bpftool.sh" "$ARCH_NAME") ||
-	die "bpftool does not build for $ARCH_NAME"
-if [ -n "$tool" ]; then
-	${CROSS}strip --strip-debug -o "$stage/bpftool" "$tool"
-	echo "file /bin/bpftool $stage/bpftool 0755 0 0" >> "$list"
-fi
 
 # Every module the test list names; one that is not built is left out (the guest then
 # reports the test as SKIP), but a module file that exists must be the one from this build.
