@@ -12,7 +12,7 @@ BUDGET =
 FORCE =
 BISECT_ARCH = $(if $(filter command line,$(origin ARCH)),$(ARCH),all)
 
-.PHONY: all run debug distro nommu check check-full harness-test base apply export quilt-check deps bisect bisect-verify lint \
+.PHONY: all run debug distro nommu check check-full harness-test base apply export quilt-check deps bisect bisect-verify distro-verify lint \
 	cover-letter send maintainers bench-percpu bench-batch bench-execmem bench-bpf-load \
 	selftests-compare help
 
@@ -24,10 +24,14 @@ run:
 debug:
 	scripts/run.sh --debug $(ARCH)
 
-# The series on the distributions' configurations (qemu/arch/ARCH-distro.conf): make distro
-# ARCH=x86_64|arm64, both without ARCH (riscv64: not yet).
+# The series on the distributions' configurations (qemu/arch/ARCH-distro.conf: Debian's for
+# x86_64 and arm64, defconfig for riscv64): make distro ARCH=x86_64|arm64|riscv64, all three
+# without ARCH. distro-verify: how many committed runs are current (make check reports it).
 distro:
-	scripts/run.sh $(if $(filter all,$(BISECT_ARCH)),x86_64-distro arm64-distro,$(addsuffix -distro,$(BISECT_ARCH)))
+	scripts/run.sh $(addsuffix -distro,$(if $(filter all,$(BISECT_ARCH)),x86_64 arm64 riscv64,$(BISECT_ARCH)))
+
+distro-verify:
+	scripts/distro-verify.sh
 
 check:
 	scripts/check.sh

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# The per-patch matrix's keys and test selection, shared by scripts/bisect.sh and
-# scripts/bisect-verify.sh; sourced after scripts/lib.sh, never run. Not part of the harness
+# The content keys of committed evidence and the per-patch matrix's test selection, shared by
+# scripts/bisect.sh, scripts/bisect-verify.sh, scripts/run.sh and scripts/distro-verify.sh;
+# sourced after scripts/lib.sh, never run. Not part of the harness
 # hash: these decide which cells are valid, not how a guest runs or is judged.
 
 # harness_paths ARCH: the paths whose contents decide how the tests of a matrix cell of ARCH
@@ -108,6 +109,28 @@ covers() {
 		case ",$1," in *",$t,"*) ;; *) missing="$missing ${t%%:*}" ;; esac
 	done
 	[ -z "$missing" ] || { echo "${missing# }"; return 1; }
+}
+
+# run_key ARCH TREE: the content key of a main job's run of ARCH (scripts/run.sh) on the
+# kernel tree TREE (a git tree id), as its summary records it ('# Key: ...'): the tree, the
+# arch's harness hash, the configuration the build starts from and every test of
+# qemu/guest/tests.list at its hash (the job runs them all). The configuration: for
+# BASE_CONFIG=debian:DEBARCH (make distro) the pinned sha256 of Debian's file (distro.conf),
+# which the tree does not hold; otherwise the tree's own (tinyconfig, defconfig) and the
+# fragments, which the tree and the harness hash cover.
+run_key() {
+	local cfg pin tests
+	cfg=$(load_arch "$1" && echo "${BASE_CONFIG:-tinyconfig}") || return 1
+	case $cfg in
+	debian:*)
+		pin=DISTRO_FILE_SHA256_${cfg#debian:}
+		pin=$(. "$KS_ROOT/distro.conf" && echo "${!pin:-}")
+		[ -n "$pin" ] || die "distro.conf pins no configuration for $cfg"
+		cfg=$cfg:$pin
+		;;
+	esac
+	tests=$(with_hashes all) || return 1
+	echo "tree $2 harness $(harness_hash "$1") config $cfg tests $tests"
 }
 
 # bisect_header: the first line of results/bisect.tsv (the columns of scripts/bisect.sh).

@@ -7,7 +7,8 @@ round trip (scripts/quilt-check.sh), the mail gates (scripts/lint-series.sh), th
 letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git am round
 trip (scripts/send.sh --no-gate), MAINTAINERS.snippet (scripts/maintainers-check.sh), the
 per-patch matrix check (scripts/bisect-verify.sh: well-formed, no current cell failed; stale
-cells are reported, and the line 'evidence: ...' is repeated before the totals), the main job on every arch (scripts/run.sh; default
+cells are reported), the same for the committed runs on the distributions' configurations
+(scripts/distro-verify.sh; the lines 'evidence: ...' are repeated before the totals), the main job on every arch (scripts/run.sh; default
 all), with each arch also test_bpf and the per-CPU tests with the JIT off (ARCH-interp),
 with x86_64 also bpf_batch's attach_under_load alone on one TCG thread (x86_64-tcg1), with
 arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
@@ -109,6 +110,11 @@ rc=0
 evidence=$(mktemp)
 timed "per-patch matrix: well-formed, no current cell failed (make bisect-verify)" \
 	"$KS_ROOT/scripts/bisect-verify.sh" | tee "$evidence"
+rc=${PIPESTATUS[0]}
+count $rc
+rc=0
+timed "distribution runs: well-formed, no current run failed (make distro-verify)" \
+	"$KS_ROOT/scripts/distro-verify.sh" | tee -a "$evidence"
 rc=${PIPESTATUS[0]}
 count $rc
 

@@ -5,7 +5,8 @@ usage="usage: send.sh [-h|--help] [--out DIR] [--no-gate]
 The gate before posting, then the mails. The gate: every committed result that depends on
 the series is current and passed, else the script names what is stale and writes nothing:
  0. the per-patch matrix (scripts/bisect-verify.sh --require-current: every cell of every
-    patch and arch) and the cover letter, its coverage sentence included
+    patch and arch), the runs on the distributions' configurations
+    (scripts/distro-verify.sh --require-current) and the cover letter, its coverage sentence included
     (scripts/cover-letter.sh --strict).
 Then it writes the series as mails with b4 (Debian's b4 0.12), never sending them:
  1. a git worktree of the base tree at \$KSERIES_CACHE/send-tree (made once; the base tree's
@@ -28,7 +29,7 @@ Options:
   --out DIR   where to write the mails (default: \$KSERIES_CACHE/out/mails); replaced
   --no-gate   skip step 0: write and round-trip the mails of a series whose evidence is not
               current yet (make check tests every commit's mails this way; stale evidence
-              is reported there by scripts/bisect-verify.sh, not failed)
+              is reported there by scripts/bisect-verify.sh and distro-verify.sh, not failed)
   -h, --help  show this help
 Exit codes: 0 mails written and round trip exact, 1 round trip differs or (step 0) stale or
 failed evidence, 5 a tool failed."
@@ -57,6 +58,8 @@ done
 if [ -n "$gate" ]; then
 	"$KS_ROOT/scripts/bisect-verify.sh" --require-current ||
 		die "not posting: the per-patch matrix is not current and passed (--no-gate writes the mails anyway)"
+	"$KS_ROOT/scripts/distro-verify.sh" --require-current ||
+		die "not posting: the distribution runs are not current and passed (make distro; --no-gate writes the mails anyway)"
 	"$KS_ROOT/scripts/cover-letter.sh" --strict ||
 		die "not posting: cover-letter.txt is stale; run scripts/cover-letter.sh"
 fi
