@@ -100,8 +100,9 @@ verdict=0
 		# Expected failures and skips of every arch, of the arch and its variants (x86_64,
 		# arm64 for arm64, arm64-vhe and arm64-smp4), of one variant: each line gets its
 		# file name.
-		# A variant's or the debug build's list may take back an expected skip of the
-		# lists before it with a line "!TEST<TAB>REASON": a job that exists to run a case.
+		# A variant's or the debug build's list may take back an expected failure or skip
+		# of the lists before it with a line "!TEST<TAB>REASON": a job that exists to run a
+		# case, a configuration (make distro) that has what the case needs.
 		for kind in xfail xskip; do
 			for f in $kind "$kind.${arch%%-*}" "$kind.$arch" ${debug:+$kind.debug}; do
 				[ -n "$arch" ] || [ "$f" = $kind ] || [ "$f" = $kind.debug ] || continue
@@ -128,6 +129,10 @@ verdict=0
 			BEGIN {
 				while ((getline l < xf) > 0) {
 					split(l, f, "\t")
+					if (f[1] ~ /^!/) {
+						delete x[substr(f[1], 2)]
+						continue
+					}
 					x[f[1]] = f[2]
 					file[f[1]] = f[3]
 				}
