@@ -25,10 +25,10 @@ debug:
 	scripts/run.sh --debug $(ARCH)
 
 # The series on the distributions' configurations (qemu/arch/ARCH-distro.conf: Debian's for
-# x86_64 and arm64, defconfig for riscv64): make distro ARCH=x86_64|arm64|riscv64, all three
-# without ARCH. distro-verify: how many committed runs are current (make check reports it).
+# x86_64 and arm64, defconfig for riscv64), each also with the JIT off (ARCH-distro-interp):
+# make distro ARCH=x86_64|arm64|riscv64, all three without ARCH. distro-verify: how many committed runs are current (make check reports it).
 distro:
-	scripts/run.sh $(addsuffix -distro,$(if $(filter all,$(BISECT_ARCH)),x86_64 arm64 riscv64,$(BISECT_ARCH)))
+	scripts/run.sh $(foreach a,$(if $(filter all,$(BISECT_ARCH)),x86_64 arm64 riscv64,$(BISECT_ARCH)),$(a)-distro $(a)-distro-interp)
 
 distro-verify:
 	scripts/distro-verify.sh

@@ -114,13 +114,15 @@ covers() {
 # run_key ARCH TREE: the content key of a main job's run of ARCH (scripts/run.sh) on the
 # kernel tree TREE (a git tree id), as its summary records it ('# Key: ...'): the tree, the
 # arch's harness hash, the configuration the build starts from and every test of
-# qemu/guest/tests.list at its hash (the job runs them all). The configuration: for
+# qemu/guest/tests.list at its hash (the job runs them all, or those the arch file's APPEND
+# names with harness.only=NAME,...). The configuration: for
 # BASE_CONFIG=debian:DEBARCH (make distro) the pinned sha256 of Debian's file (distro.conf),
 # which the tree does not hold; otherwise the tree's own (tinyconfig, defconfig) and the
 # fragments, which the tree and the harness hash cover.
 run_key() {
-	local cfg pin tests
+	local cfg pin tests only
 	cfg=$(load_arch "$1" && echo "${BASE_CONFIG:-tinyconfig}") || return 1
+	only=$(load_arch "$1" && printf '%s\n' $APPEND | sed -n 's/^harness\.only=//p' | tail -1)
 	case $cfg in
 	debian:*)
 		pin=DISTRO_FILE_SHA256_${cfg#debian:}
@@ -129,7 +131,7 @@ run_key() {
 		cfg=$cfg:$pin
 		;;
 	esac
-	tests=$(with_hashes all) || return 1
+	tests=$(with_hashes "${only:-all}") || return 1
 	echo "tree $2 harness $(harness_hash "$1") config $cfg tests $tests"
 }
 

@@ -4,12 +4,12 @@ usage="usage: distro-verify.sh [-h|--help] [--results DIR] [--series FILE] [--pa
                         [--require-current]
 
 Report how many of the committed runs on the distributions' configurations (make distro:
-results/ARCH.txt of every ARCH whose qemu/arch/ARCH.conf sets BASE_CONFIG) are current for
-the series and the harness. A run is current when the key its summary records ('# Key: ...',
+results/ARCH.txt of every ARCH whose qemu/arch/ARCH.conf sets BASE_CONFIG, ARCH-distro and its
+JIT-off variant ARCH-distro-interp) are current for the series and the harness. A run is current when the key its summary records ('# Key: ...',
 written by scripts/run.sh) is the run's content key now (scripts/bisect-lib.sh: run_key):
 the git tree of the base with the whole series applied, the arch's harness hash, the
 configuration the build starts from (Debian's file by the sha256 distro.conf pins; riscv64's
-defconfig through the tree) and every guest test at its hash. A reworded commit message
+defconfig through the tree) and every guest test the run ran at its hash. A reworded commit message
 keeps a run current; a code change in any patch makes every run stale.
 Prints one line: how many runs are current out of how many, which are stale or missing, and
 the command that refreshes them.
@@ -53,7 +53,7 @@ done
 
 arches=$(for a in $(arch_names); do
 	if (load_arch "$a" && [ -n "$BASE_CONFIG" ]); then echo "$a"; fi
-done)
+done | LC_ALL=C sort)
 [ -n "$arches" ] || die "no qemu/arch/*.conf sets BASE_CONFIG"
 mapfile -t names < <(series_names "$series")
 tree=$(series_trees "$pdir" "${names[@]}" | tail -1 | cut -f2)
@@ -80,8 +80,8 @@ for a in $arches; do
   $a: verdict $verdict ($f)"
 done
 line="distribution runs: $current of $total current"
-[ -z "$stale" ] || line="$line; stale: $stale; refresh: make distro ARCH=$(tr '\n' ' ' <<< "$arches" |
-	sed 's/-distro / /g; s/ $//; s/ /|/g')"
+[ -z "$stale" ] || line="$line; stale: $stale; refresh: make distro ARCH=$(sed 's/-distro.*//' <<< "$arches" |
+	sort -u | paste -sd'|')"
 echo "evidence: $line"
 [ -z "$fail" ] || die "current distribution runs record failures:$fail"
 [ -z "$require" ] || [ -z "$stale" ] || die "the distribution runs are not current (stale: $stale); run 'make distro'"
