@@ -9,19 +9,23 @@
 # programs, the splat patterns, the expected failures and skips common to all arches and
 # ARCH's, ARCH's data file and config fragments (common, its own, the series' options), the pinned sources of the
 # selftests' libraries, the scripts that build the test runners and pack the guest, and the
-# judge (scripts/report.sh, scripts/raw2ktap.c). Not the mechanics around them (scripts/lib.sh, build.sh,
+# judge (scripts/report.sh, scripts/raw2ktap.c). For a variant (x86_64-distro, ...): its own
+# data file, lists and fragments and the lists of its base arch (report.sh reads both), and no
+# common.config where the variant starts from a distribution's configuration (BASE_CONFIG).
+# Not the mechanics around them (scripts/lib.sh, build.sh,
 # boot.sh: a change there that altered a verdict would fail make check's main jobs first),
 # not a single test's own files (its line of qemu/guest/tests.list, its program: test_hash),
-# not the benchmarks and planted failures no cell runs, not the variants' data, lists and
-# fragments (x86_64-tcg1, debug, ...), which no cell uses, nor qemu/bisect-tests.list, which
-# only picks a cell's share of the tests and is checked on its own.
+# not the benchmarks and planted failures no cell or committed run runs, nor
+# qemu/bisect-tests.list, which only picks a cell's share of the tests and is checked on its own.
 harness_paths() {
 	local a=$1 f
 	printf '%s\n' qemu/guest/init.c qemu/guest/*.h qemu/guest/tests/*.h qemu/splat.patterns \
-		qemu/xfail.list qemu/xskip.list qemu/config/common.config qemu/config/series.config \
+		qemu/xfail.list qemu/xskip.list qemu/config/series.config \
 		sources.conf scripts/build-selftests.sh scripts/build-selftest-libs.sh \
 		scripts/initramfs.sh scripts/report.sh scripts/raw2ktap.c
-	printf '%s\n' "qemu/arch/$a.conf" "qemu/xfail.$a.list" "qemu/xskip.$a.list"
+	printf '%s\n' "qemu/arch/$a.conf" "qemu/xfail.$a.list" "qemu/xskip.$a.list" \
+		"qemu/xfail.${a%%-*}.list" "qemu/xskip.${a%%-*}.list"
+	(load_arch "$a" && [ -n "$BASE_CONFIG" ]) || echo qemu/config/common.config
 	for f in $(load_arch "$a" && echo "${CONFIG_FRAGMENTS:-$BUILD_NAME}"); do
 		echo "qemu/config/$f.config"
 	done
@@ -120,9 +124,15 @@ covers() {
 # which the tree does not hold; otherwise the tree's own (tinyconfig, defconfig) and the
 # fragments, which the tree and the harness hash cover.
 run_key() {
-	local cfg pin tests only
+	local cfg pin tests only harness
 	cfg=$(load_arch "$1" && echo "${BASE_CONFIG:-tinyconfig}") || return 1
-	only=$(load_arch "$1" && printf '%s\n' $APPEND | sed -n 's/^harness\.only=//p' | tail -1)
+	# As the guest init reads its command line: the first harness.only counts.
+	# shellcheck disable=SC2086 # APPEND: kernel arguments, split on spaces
+	only=$(load_arch "$1" && printf '%s\n' $APPEND | sed -n 's/^harness\.only=//p' | head -1)
+	# shellcheck disable=SC2086
+	if (load_arch "$1" && printf '%s\n' $APPEND | grep -q '^harness\.list='); then
+		die "qemu/arch/$1.conf: a run with harness.list= in APPEND has no key (another test list)"
+	fi
 	case $cfg in
 	debian:*)
 		pin=DISTRO_FILE_SHA256_${cfg#debian:}
@@ -132,7 +142,8 @@ run_key() {
 		;;
 	esac
 	tests=$(with_hashes "${only:-all}") || return 1
-	echo "tree $2 harness $(harness_hash "$1") config $cfg tests $tests"
+	harness=$(harness_hash "$1") || return 1
+	echo "tree $2 harness $harness config $cfg tests $tests"
 }
 
 # bisect_header: the first line of results/bisect.tsv (the columns of scripts/bisect.sh).

@@ -59,20 +59,23 @@ mapfile -t names < <(series_names "$series")
 tree=$(series_trees "$pdir" "${names[@]}" | tail -1 | cut -f2)
 [ -n "$tree" ] || die "the series $series is empty"
 
-current=0 total=0 stale="" fail=""
+current=0 total=0 stale="" fail="" refresh=""
 for a in $arches; do
 	total=$((total + 1))
 	f=$results/$a.txt
 	if [ ! -f "$f" ]; then
 		stale="$stale${stale:+, }$a (no run)"
+		refresh="$refresh ${a%%-distro*}"
 		continue
 	fi
 	have=$(sed -n 's/^# Key: //p' "$f")
 	verdict=$(sed -n 's/^verdict: //p' "$f" | tail -1)
 	[ -n "$have" ] && [ "$(wc -l <<< "$have")" -eq 1 ] && [ -n "$verdict" ] ||
 		die "$f is not a summary scripts/run.sh writes (one '# Key:' and a 'verdict:' line)"
-	if [ "$have" != "$(run_key "$a" "$tree")" ]; then
+	want=$(run_key "$a" "$tree") || die "cannot compute the key of $a's run"
+	if [ "$have" != "$want" ]; then
 		stale="$stale${stale:+, }$a"
+		refresh="$refresh ${a%%-distro*}"
 		continue
 	fi
 	current=$((current + 1))
@@ -80,8 +83,11 @@ for a in $arches; do
   $a: verdict $verdict ($f)"
 done
 line="distribution runs: $current of $total current"
-[ -z "$stale" ] || line="$line; stale: $stale; refresh: make distro ARCH=$(sed 's/-distro.*//' <<< "$arches" |
-	sort -u | paste -sd'|')"
+# One make distro per arch with a stale run (it runs ARCH-distro and ARCH-distro-interp).
+# shellcheck disable=SC2086 # refresh: arch names
+refresh=$(printf '%s\n' $refresh | LC_ALL=C sort -u | sed 's/^/make distro ARCH=/' | paste -sd';' |
+	sed 's/;/; /g')
+[ -z "$stale" ] || line="$line; stale: $stale; refresh: $refresh"
 echo "evidence: $line"
 [ -z "$fail" ] || die "current distribution runs record failures:$fail"
 [ -z "$require" ] || [ -z "$stale" ] || die "the distribution runs are not current (stale: $stale); run 'make distro'"
