@@ -2,18 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: bench-batch.sh [-h|--help] [--out DIR]
 
-Batched fentry attach benchmark on x86_64 (the only arch whose 6.1 ftrace has direct calls):
-the unpatched base against the series tip, in one run. Each kernel (branch bench-base: no
-patch; bench-tip: the whole series) is built (scripts/build.sh) and booted with
-harness.list=bench harness.only=bpf_batch_bench (qemu/guest/bench/bpf_batch_bench.c): for
-N = 1, 16, 64, 256 fentry programs on N distinct functions, attach and detach one link per
-program (both kernels) and one BPF_TRACE_BATCH link (tip), wall-clock milliseconds in the
-guest, with the tip's trampoline counters (ftrace updates, ftrace unregistrations; each
-unregistration waits for RCU-tasks grace periods).
+fentry, fexit and fmod_ret attach and detach cost on x86_64 (the only arch whose 6.1 ftrace
+has direct calls): the unpatched base against the series tip, in one run. Each kernel
+(branch bench-base: no patch; bench-tip: the whole series) is built (scripts/build.sh) and
+booted with harness.list=bench harness.only=bpf_batch_bench
+(qemu/guest/bench/bpf_batch_bench.c): for each program type and N = 1, 16, 64, 256
+programs on N distinct functions, attach and detach one link per program (both kernels),
+and one BPF_TRACE_BATCH link for N up to 1,024 (tip), 5 runs each; wall-clock milliseconds
+in the guest, with the tip's trampoline counters (ftrace updates, ftrace unregistrations;
+each unregistration waits for RCU-tasks grace periods) and the kernel's preemption model.
 
-Writes DIR/batch-bench.tsv (all numbers), DIR/batch-bench.md (table) and
-DIR/batch-bench.png (gnuplot, log scale). Under QEMU TCG the times are the emulator's, not
-hardware's; compare the rows of one run only.
+Writes DIR/batch-bench.tsv (every run), DIR/batch-bench.md (medians of the runs with their
+min-max spread, speed-ups) and DIR/batch-bench.png (gnuplot, log scale, fentry). Under
+QEMU TCG the times are the emulator's, not hardware's; compare the rows of one run only.
 
 Options:
   --out DIR   write the results into DIR (default: results/ of the repo)
@@ -27,7 +28,9 @@ bench_options "$usage" "$@"
 [ "${#bench_words[@]}" -eq 0 ] || { echo "$usage" >&2; exit 64; }
 bench_prepare
 a=x86_64
-printf 'kernel\tmode\tn\tattach_ms\tdetach_ms\tftrace_updates\tftrace_unregisters\n' > "$tmp/tsv"
+printf 'kernel\ttype\tmode\tn\trun\tattach_ms\tdetach_ms\tftrace_updates\tftrace_unregisters\n' > "$tmp/tsv"
+# The base's 3 x 337 single links at about 110 ms each, 5 times over: longer than a test boot.
+export KS_BOOT_TIMEOUT=5400
 for kernel in base tip; do
 	log=$KS_CACHE/out/$a/bench-batch-$kernel.log
 	if [ "$kernel" = base ]; then
@@ -35,48 +38,90 @@ for kernel in base tip; do
 	else
 		bench_boot "$a" "$kernel" bpf_batch_bench "$log"
 	fi
-	# "# bench: MODE n=N attach_ms=A detach_ms=D updates=U unregs=R", KTAP-nested
+	preempt=$(grep -E '^CONFIG_PREEMPT(_NONE|_VOLUNTARY|_DYNAMIC)?=y' "$KS_BUILD/.config" |
+		sed 's/^CONFIG_//; s/=y$//' | paste -sd' ')
+	echo "$kernel $preempt" >> "$tmp/preempt"
+	# "# bench: MODE type=T n=N run=R attach_ms=A detach_ms=D updates=U unregs=R", KTAP-nested
 	console_ktap "$log" | sed -n 's/^[[:space:]]*# bench: //p' | awk -v k="$kernel" '{
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k, $1, v["n"], v["attach_ms"],
-			v["detach_ms"], v["updates"], v["unregs"] }' >> "$tmp/tsv"
+		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k, v["type"], $1, v["n"], v["run"],
+			v["attach_ms"], v["detach_ms"], v["updates"], v["unregs"] }' >> "$tmp/tsv"
 done
-grep -q '^tip	batch	256	' "$tmp/tsv" ||
-	die "no batch measurement for n=256 on the tip (see $KS_CACHE/out/$a/bench-batch-tip.log)"
+grep -q '^tip	fentry	batch	1024	' "$tmp/tsv" ||
+	die "no fentry batch measurement for n=1024 on the tip (see $KS_CACHE/out/$a/bench-batch-tip.log)"
+
+# One line per kernel, type, mode and N: medians of attach, detach and total, the total's
+# min and max, medians of the counters (awk: mawk has no sort function).
+awk -F'\t' '
+	function median(list,    a, n, i, j, x) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++) {
+			x = a[i] + 0
+			for (j = i - 1; j >= 1 && a[j] + 0 > x; j--)
+				a[j + 1] = a[j]
+			a[j + 1] = x
+		}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	NR > 1 {
+		g = $1 FS $2 FS $3 FS $4
+		if (!(g in at)) order[++ng] = g
+		at[g] = at[g] " " $6; de[g] = de[g] " " $7; to[g] = to[g] " " ($6 + $7)
+		up[g] = up[g] " " $8; un[g] = un[g] " " $9; runs[g]++
+		if (!(g in lo) || $6 + $7 < lo[g]) lo[g] = $6 + $7
+		if (!(g in hi) || $6 + $7 > hi[g]) hi[g] = $6 + $7
+	}
+	END {
+		for (i = 1; i <= ng; i++) {
+			g = order[i]
+			printf "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\n", g, runs[g],
+				median(at[g]), median(de[g]), median(to[g]), lo[g], hi[g],
+				median(up[g]), median(un[g])
+		}
+	}' "$tmp/tsv" > "$tmp/med"
 
 mkdir -p "$out"
 cp "$tmp/tsv" "$out/batch-bench.tsv"
 {
-	echo "# Batched fentry attach: one link per program against one BPF_TRACE_BATCH link"
+	echo "# fentry, fexit and fmod_ret attach: one link per program against one BPF_TRACE_BATCH link"
 	echo
 	echo "Generated by: \`scripts/bench-batch.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
-	echo "Base: Debian $BASE_PKG $BASE_DEB_VERSION (Linux $BASE_UPSTREAM); tip: the series."
-	echo "x86_64 guest under QEMU TCG on the development machine (2 cores), $SMP CPUs;"
-	echo "wall-clock ms in the guest. Counters: ftrace updates and unregistrations made by BPF"
-	echo "trampolines (tip only; each unregistration waits for RCU-tasks grace periods)."
-	echo "Raw numbers: \`batch-bench.tsv\`."
+	echo "Base: Debian $BASE_PKG $BASE_DEB_VERSION (Linux $BASE_UPSTREAM); tip: the series ($npatches patches)."
+	echo "x86_64 guest under QEMU TCG on the development machine (2 cores), $SMP CPUs; preemption"
+	echo "model (the guests' tinyconfig): $(sed 's/ /: /' "$tmp/preempt" | paste -sd';' | sed 's/;/; /g')."
+	echo "Wall-clock ms in the guest, median of $(cut -f5 "$tmp/med" | sort -n | head -1) runs, with the"
+	echo "min-max spread of attach + detach. Counters (tip only; medians): ftrace updates and"
+	echo "unregistrations made by BPF trampolines (each unregistration waits for RCU-tasks grace"
+	echo "periods). Every run: \`batch-bench.tsv\`."
 	echo
-	echo "| kernel | mode | N | attach ms | detach ms | total ms | ftrace updates | unregistrations |"
-	echo "| ------ | ---- | -: | --------: | --------: | -------: | -------------: | --------------: |"
-	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %.1f | %.1f | %.1f | %s | %s |\n",
-		$1, $2, $3, $4, $5, $4 + $5, ($6 < 0 ? "-" : $6), ($7 < 0 ? "-" : $7) }' "$tmp/tsv"
+	echo "| kernel | type | mode | N | attach ms | detach ms | total ms | total min-max | ftrace updates | unregistrations |"
+	echo "| ------ | ---- | ---- | -: | --------: | --------: | -------: | ------------: | -------------: | --------------: |"
+	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s-%s | %s | %s |\n",
+		$1, $2, $3, $4, $6, $7, $8, $9, $10, ($11 < 0 ? "-" : $11), ($12 < 0 ? "-" : $12) }' "$tmp/med"
 	echo
-	echo "Speed-up of one batch over one link per program on the tip (attach + detach):"
+	echo "Speed-ups (medians of attach + detach): the tip's one link per program over the base's,"
+	echo "and the tip's one batch over the tip's one link per program:"
 	echo
-	echo "| N | one by one ms | batch ms | speed-up |"
-	echo "| -: | ------------: | -------: | -------: |"
-	awk -F'\t' 'NR > 1 && $1 == "tip" { t[$2 FS $3] = $4 + $5; if ($2 == "batch") n[c++] = $3 }
-		END { for (i = 0; i < c; i++) { s = t["single" FS n[i]]; b = t["batch" FS n[i]]
-			printf "| %s | %.1f | %.1f | %.1fx |\n", n[i], s, b, s / b } }' "$tmp/tsv"
+	echo "| type | N | base one by one ms | tip one by one ms | tip vs base | tip batch ms | batch vs one by one |"
+	echo "| ---- | -: | -----------------: | ----------------: | ----------: | -----------: | ------------------: |"
+	awk -F'\t' '{ t[$1 FS $2 FS $3 FS $4] = $8; if ($1 == "tip" && $3 == "batch") { k = $2 FS $4; if (!(k in seen)) { seen[k] = 1; o[++c] = k } } }
+		END { for (i = 1; i <= c; i++) { split(o[i], f, FS)
+			b = t["base" FS f[1] FS "single" FS f[2]]
+			s = t["tip" FS f[1] FS "single" FS f[2]]; x = t["tip" FS f[1] FS "batch" FS f[2]]
+			printf "| %s | %s | %s | %s | %s | %.1f | %s |\n", f[1], f[2],
+				(b == "" ? "-" : b), (s == "" ? "-" : s),
+				(b == "" || s == "" ? "-" : sprintf("%.1fx", b / s)), x,
+				(s == "" ? "-" : sprintf("%.1fx", s / x)) } }' "$tmp/med"
 } > "$out/batch-bench.md"
 
-awk -F'\t' 'NR > 1 { t[$1 "-" $2 FS $3] = $4 + $5; ns[$3] = 1 }
-	END { for (n in ns) print n, t["base-single" FS n], t["tip-single" FS n], t["tip-batch" FS n] }' \
-	"$tmp/tsv" | sort -n > "$tmp/plot.dat"
+awk -F'\t' '$2 == "fentry" { t[$1 "-" $3 FS $4] = $8; ns[$4] = 1 }
+	END { for (n in ns) print n, (t["base-single" FS n] == "" ? "NaN" : t["base-single" FS n]),
+		(t["tip-single" FS n] == "" ? "NaN" : t["tip-single" FS n]), t["tip-batch" FS n] }' \
+	"$tmp/med" | sort -n > "$tmp/plot.dat"
 gnuplot <<-GP
 set terminal pngcairo size 800,440 noenhanced
 set output "$out/batch-bench.png"
-set title "x86_64: fentry attach + detach, ms (QEMU TCG; scripts/bench-batch.sh)"
+set title "x86_64: fentry attach + detach, median ms (QEMU TCG; scripts/bench-batch.sh)"
 set logscale xy
 set xlabel "programs (N)"
 set ylabel "ms, attach + detach"

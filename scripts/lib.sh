@@ -306,7 +306,9 @@ kernel_boot() {
 	rm -f "$out"
 	local skips=()
 	[ "$kernel" != base ] || skips=(--allow-skips)
-	[ $rc -ne 0 ] || "$S/boot.sh" "${skips[@]}" --append "$append" --log "$log" "$a" || rc=$?
+	# KS_BOOT_TIMEOUT: a benchmark longer than the arch's test boot (scripts/bench-batch.sh).
+	[ $rc -ne 0 ] || "$S/boot.sh" "${skips[@]}" ${KS_BOOT_TIMEOUT:+--timeout "$KS_BOOT_TIMEOUT"} \
+		--append "$append" --log "$log" "$a" || rc=$?
 	return $rc
 }
 

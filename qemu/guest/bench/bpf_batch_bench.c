@@ -1,39 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpf_batch_bench.c - fentry attach and detach cost, one link per program against one
- * BPF_TRACE_BATCH link, run in the guest by scripts/bench-batch.sh.
+ * bpf_batch_bench.c - fentry, fexit and fmod_ret attach and detach cost, one link per
+ * program against one BPF_TRACE_BATCH link, run in the guest by scripts/bench-batch.sh.
  *
- * For N = 1, 16, 64, 256: N fentry programs on N distinct kernel functions that the idle
- * guest does not call (tcp_* functions with at most 5 arguments, from the vmlinux BTF,
- * patchable by ftrace), loaded untimed, then
+ * For each program type, N programs on N distinct kernel functions (with BTF, at most 5
+ * arguments, patchable by ftrace): for fentry and fexit networking functions the idle guest
+ * does not call (tcp_ first, then udp, inet, ip, sock), for fmod_ret the functions of the
+ * error-injection list (the only ones BPF_MODIFY_RETURN may attach to besides LSM hooks;
+ * its programs return 0, so every function runs as it would). The programs are loaded
+ * untimed, once per type; then, RUNS times for each N:
  *
- *   single   N BPF_LINK_CREATE calls, then N close()s
- *   batch    one BPF_LINK_CREATE with BPF_TRACE_BATCH, then one close() (only on a kernel
- *            with the series: bpf_tracing_batch_link_attach in /proc/kallsyms)
+ *   single   N BPF_LINK_CREATE calls, then N close()s  (N = 1, 16, 64, 256)
+ *   batch    one BPF_LINK_CREATE with BPF_TRACE_BATCH, then one close()  (N = 1, 16, 64,
+ *            256, 1024; only on a kernel with the series:
+ *            bpf_tracing_batch_link_attach in /proc/kallsyms)
  *
  * each timed with CLOCK_MONOTONIC around the attach and the detach, with the trampoline
  * counters of /sys/kernel/debug/bpf_trampoline (ftrace updates and ftrace unregistrations,
  * each unregistration waiting for RCU-tasks grace periods) read before and after when the
- * kernel has them. Output: KTAP, one machine-readable line per measurement:
+ * kernel has them. Output: KTAP, one case per type, mode and N, and one machine-readable
+ * line per measurement:
  *
- *   # bench: MODE n=N attach_ms=A detach_ms=D updates=U unregs=R
+ *   # bench: MODE type=TYPE n=N run=R attach_ms=A detach_ms=D updates=U unregs=R
  *
- * (U and R are -1 without the counters). A case fails only if an attach or detach fails;
- * the numbers are never judged here.
+ * (U and R are -1 without the counters). A case fails only if an attach or detach fails; it
+ * is skipped, saying so, where the kernel has fewer than N functions the type can attach
+ * to. The numbers are never judged here.
  */
 #define _GNU_SOURCE
 #include "../fentry_raw.h"
+#include <sys/resource.h>
 #include <time.h>
 
-#define MAXN	256
-#define MAXCAND	1024	/* candidate functions; those fentry cannot attach to are skipped */
+#define RUNS	5
+#define MAXN	TRACE_BATCH_MAX_CNT
+#define MAXSINGLE 256	/* the largest N attached one link at a time */
+#define MAXCAND	4096	/* candidate functions; those the verifier refuses are skipped */
 #define STATS	"/sys/kernel/debug/bpf_trampoline"
+#define EI_LIST	"/sys/kernel/debug/error_injection/list"
 
-static const int sizes[] = { 1, 16, 64, 256 };
+static const int sizes[] = { 1, 16, 64, 256, 1024 };
+static const struct {
+	const char *name;
+	enum bpf_attach_type type;
+} types[] = {
+	{ "fentry", BPF_TRACE_FENTRY },
+	{ "fexit", BPF_TRACE_FEXIT },
+	{ "fmod_ret", BPF_MODIFY_RETURN },
+};
+static const char *const prefixes[] = { "tcp_", "udp", "inet", "ip", "sock" };
+
 static char verifier_log[65536];
 static int casenum, failures;
-static uint32_t btf_ids[MAXCAND];
-static int nfuncs;
 
 static void result(int ok, const char *name)
 {
@@ -70,32 +88,107 @@ static void stats(long long *updates, long long *unregs)
 	fclose(f);
 }
 
-/* Up to MAXCAND tcp_ functions with BTF, at most 5 arguments, that ftrace can patch. */
-static int pick_funcs(void)
+static int cmp_str(const void *a, const void *b)
 {
-	char *avail = tracing_read("available_filter_functions");
-	struct btf_funcs bf;
-	uint32_t i;
-
-	if (!avail || btf_funcs_load(&bf)) {
-		printf("# cannot read the vmlinux BTF or available_filter_functions\n");
-		return -1;
-	}
-	for (i = 0; i < bf.nfuncs && nfuncs < MAXCAND; i++) {
-		const char *name = bf.strs + bf.names[i];
-
-		if (!strncmp(name, "tcp_", 4) && bf.nargs[i] <= 5 && ftrace_list_has(avail, name))
-			btf_ids[nfuncs++] = bf.ids[i];
-	}
-	free(avail);
-	return 0;
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Time one mode for @n programs in @progs; prints the bench line. Returns 1 on success. */
-static int run_mode(const char *mode, const uint32_t *progs, int n)
+/*
+ * The first word of every line of @text, in place (the text is cut into words), sorted;
+ * *@n gets their number. For bsearch() of a name: the lists have tens of thousands of
+ * lines, too many for a scan per candidate under TCG.
+ */
+static char **sorted_words(char *text, size_t *n)
 {
+	size_t cap = 1024, k = 0;
+	char **w = malloc(cap * sizeof(*w));
+	char *line = text, *next;
+
+	while (w && line && *line) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		line[strcspn(line, " \t")] = '\0';
+		if (k == cap) {
+			char **m = realloc(w, (cap *= 2) * sizeof(*w));
+
+			if (!m) {
+				free(w);
+				return NULL;
+			}
+			w = m;
+		}
+		w[k++] = line;
+		line = next;
+	}
+	if (w)
+		qsort(w, k, sizeof(*w), cmp_str);
+	*n = k;
+	return w;
+}
+
+static int has_word(char **w, size_t n, const char *name)
+{
+	return bsearch(&name, w, n, sizeof(*w), cmp_str) != NULL;
+}
+
+/*
+ * Up to MAXCAND BTF ids of functions for @type into @ids, in the order described at the top;
+ * returns their number, or -1 if the BTF or a list cannot be read.
+ */
+static int pick_funcs(enum bpf_attach_type type, uint32_t *ids)
+{
+	char *avail = tracing_read("available_filter_functions");
+	char *ei = type == BPF_MODIFY_RETURN ? text_read(EI_LIST) : NULL;
+	char **aw = NULL, **ew = NULL;
+	size_t an = 0, en = 0;
+	struct btf_funcs bf;
+	uint32_t i, p;
+	int n = -1;
+
+	if (!avail || (type == BPF_MODIFY_RETURN && !ei) || btf_funcs_load(&bf))
+		goto out;
+	aw = sorted_words(avail, &an);
+	if (ei)
+		ew = sorted_words(ei, &en);
+	if (!aw || (ei && !ew))
+		goto out_btf;
+	n = 0;
+	for (p = 0; p < (ew ? 1 : sizeof(prefixes) / sizeof(prefixes[0])); p++) {
+		for (i = 0; i < bf.nfuncs && n < MAXCAND; i++) {
+			const char *name = bf.strs + bf.names[i];
+
+			if (bf.nargs[i] > 5 || !has_word(aw, an, name))
+				continue;
+			if (ew ? !has_word(ew, en, name) :
+			    strncmp(name, prefixes[p], strlen(prefixes[p])))
+				continue;
+			ids[n++] = bf.ids[i];
+		}
+	}
+out_btf:
+	free(bf.data);
+	free(bf.ids);
+	free(bf.names);
+	free(bf.nargs);
+out:
+	free(aw);
+	free(ew);
+	free(avail);
+	free(ei);
+	return n;
+}
+
+/*
+ * Time one run of one mode for @n programs in @progs; prints the bench line. Returns 1 on
+ * success.
+ */
+static int run_mode(const char *mode, const char *tname, enum bpf_attach_type type,
+		    const uint32_t *progs, int n, int run)
+{
+	static int links[MAXN];
 	long long up0, un0, up1, un1;
-	int links[MAXN], i, ok = 1, nlinks = 0;
+	int i, ok = 1, nlinks = 0, err = 0;
 	double t0, t1, t2;
 	uint32_t idx;
 
@@ -103,19 +196,24 @@ static int run_mode(const char *mode, const uint32_t *progs, int n)
 	t0 = now_ms();
 	if (!strcmp(mode, "batch")) {
 		links[0] = batch_attach(progs, n, 0, &idx);
-		nlinks = links[0] >= 0;
+		if (links[0] >= 0)
+			nlinks = 1;
+		else
+			err = links[0];
 	} else {
 		for (i = 0; i < n; i++) {
-			links[i] = fentry_attach(progs[i], BPF_TRACE_FENTRY);
-			if (links[i] < 0)
+			links[i] = fentry_attach(progs[i], type);
+			if (links[i] < 0) {
+				err = links[i];
 				break;
+			}
 			nlinks++;
 		}
 	}
 	t1 = now_ms();
-	if (nlinks == 0 || (strcmp(mode, "batch") && nlinks < n)) {
-		printf("# %s n=%d: attach failed: %s\n", mode, n,
-		       strerror(-links[nlinks]));
+	if (err) {
+		printf("# %s %s n=%d: attach failed after %d link(s): %s\n", mode, tname, n,
+		       nlinks, strerror(-err));
 		ok = 0;
 	}
 	for (i = 0; i < nlinks; i++)
@@ -123,16 +221,19 @@ static int run_mode(const char *mode, const uint32_t *progs, int n)
 	t2 = now_ms();
 	stats(&up1, &un1);
 	if (ok)
-		printf("# bench: %s n=%d attach_ms=%.1f detach_ms=%.1f updates=%lld unregs=%lld\n",
-		       mode, n, t1 - t0, t2 - t1, up0 < 0 ? -1 : up1 - up0,
+		printf("# bench: %s type=%s n=%d run=%d attach_ms=%.1f detach_ms=%.1f updates=%lld unregs=%lld\n",
+		       mode, tname, n, run, t1 - t0, t2 - t1, up0 < 0 ? -1 : up1 - up0,
 		       un0 < 0 ? -1 : un1 - un0);
 	return ok;
 }
 
 int main(void)
 {
+	static uint32_t cand[MAXCAND], progs[MAXN];
 	int batch = kallsyms_has("bpf_tracing_batch_link_attach");
-	int map, s, i, ncases = 0;
+	int nsizes = sizeof(sizes) / sizeof(sizes[0]);
+	int map, s, t, i, r, ncases = 0;
+	struct rlimit rl;
 	char name[64];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -141,22 +242,30 @@ int main(void)
 		printf("1..1\nok 1 batch_bench # SKIP no ftrace direct calls on this arch in 6.1\n");
 		return 0;
 	}
+	/* 1,024 programs and their links: more than the default 1,024 descriptors. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (t = 0; t < (int)(sizeof(types) / sizeof(types[0])); t++)
+		for (s = 0; s < nsizes; s++)
+			ncases += (sizes[s] <= MAXSINGLE) + batch;
 	map = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint64_t), 1);
-	if (map < 0 || pick_funcs()) {
-		printf("1..1\nnot ok 1 setup # cannot read the BTF or ftrace lists, or create a map\n");
+	if (map < 0) {
+		printf("1..1\nnot ok 1 setup # cannot create a map: %s\n", strerror(errno));
 		return 1;
 	}
-	for (s = 0; s < (int)(sizeof(sizes) / sizeof(sizes[0])); s++)
-		ncases += batch ? 2 : 1;
-	printf("1..%d\n# %d candidate tcp_ functions; batch links: %s\n", ncases, nfuncs,
-	       batch ? "yes" : "no (kernel without the series)");
-	for (s = 0; s < (int)(sizeof(sizes) / sizeof(sizes[0])); s++) {
-		uint32_t progs[MAXN];
-		int n = sizes[s], loaded = 0, ok, skipped = 0;
+	printf("1..%d\n# %d runs each; batch links: %s; RLIMIT_NOFILE %llu\n", ncases, RUNS,
+	       batch ? "yes" : "no (kernel without the series)",
+	       (unsigned long long)rl.rlim_cur);
+	for (t = 0; t < (int)(sizeof(types) / sizeof(types[0])); t++) {
+		const char *tname = types[t].name;
+		int want = batch ? MAXN : MAXSINGLE;
+		int ncand = pick_funcs(types[t].type, cand), loaded = 0, skipped = 0;
 
-		/* The first n candidates that take an fentry program (BTF types it supports). */
-		for (i = 0; i < nfuncs && loaded < n; i++) {
-			int fd = fentry_load(BPF_TRACE_FENTRY, btf_ids[i], map, 0, verifier_log,
+		/* The first candidates that take a program of this type (BTF types it supports). */
+		for (i = 0; i < ncand && loaded < want; i++) {
+			int fd = fentry_load(types[t].type, cand[i], map, 0, verifier_log,
 					     sizeof(verifier_log));
 
 			if (fd < 0)
@@ -164,16 +273,27 @@ int main(void)
 			else
 				progs[loaded++] = fd;
 		}
-		ok = loaded == n;
-		if (!ok)
-			printf("# only %d of %d candidates take an fentry program\n", loaded, n);
-		else if (skipped)
-			printf("# n=%d: skipped %d candidates the verifier refuses\n", n, skipped);
-		snprintf(name, sizeof(name), "single_n%d", n);
-		result(ok && run_mode("single", progs, n), name);
-		if (batch) {
-			snprintf(name, sizeof(name), "batch_n%d", n);
-			result(ok && run_mode("batch", progs, n), name);
+		printf("# %s: %d candidate functions, %d programs loaded, %d refused by the verifier\n",
+		       tname, ncand, loaded, skipped);
+		for (s = 0; s < nsizes; s++) {
+			int n = sizes[s], m;
+
+			for (m = 0; m < 2; m++) {
+				const char *mode = m ? "batch" : "single";
+				int ok = 1;
+
+				if ((m && !batch) || (!m && n > MAXSINGLE))
+					continue;
+				snprintf(name, sizeof(name), "%s_%s_n%d", tname, mode, n);
+				if (loaded < n) {
+					printf("ok %d %s # SKIP only %d %s programs load on this kernel\n",
+					       ++casenum, name, loaded, tname);
+					continue;
+				}
+				for (r = 1; r <= RUNS && ok; r++)
+					ok = run_mode(mode, tname, types[t].type, progs, n, r);
+				result(ok, name);
+			}
 		}
 		for (i = 0; i < loaded; i++)
 			close(progs[i]);
