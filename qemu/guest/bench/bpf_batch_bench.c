@@ -158,7 +158,8 @@ static int pick_funcs(enum bpf_attach_type type, uint32_t *ids)
 		for (i = 0; i < bf.nfuncs && n < MAXCAND; i++) {
 			const char *name = bf.strs + bf.names[i];
 
-			if (bf.nargs[i] > 5 || !has_word(aw, an, name))
+			/* exit never returns: its fmod_ret trampoline would stay entered. */
+			if (bf.nargs[i] > 5 || !has_word(aw, an, name) || strstr(name, "sys_exit"))
 				continue;
 			if (ew ? !has_word(ew, en, name) :
 			    strncmp(name, prefixes[p], strlen(prefixes[p])))
