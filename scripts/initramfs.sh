@@ -74,8 +74,16 @@ done
 # Every module the test list names; one that is not built is left out (the guest then
 # reports the test as SKIP), but a module file that exists must be the one from this build.
 for m in $(guest_modules); do
-	# modules.order lists exactly the modules of the current configuration.
-	ko=$(grep -E "(^|/)${m//./\\.}\$" "$KS_BUILD/modules.order" | head -1 || true)
+	if [ -f "$KS_BUILD/modules.order" ]; then
+		# modules.order lists exactly the modules of the current configuration.
+		ko=$(grep -E "(^|/)${m//./\\.}\$" "$KS_BUILD/modules.order" | head -1 || true)
+	else
+		# A build of single-module targets (a distribution's configuration,
+		# scripts/build.sh) has no modules.order: its modules are where the tree's
+		# Makefiles put those the .config has as =m, the same lookup that chose them.
+		ko=$(module_path "$KS_SRC" "$KS_BUILD/.config" "$m")
+		[ -z "$ko" ] || [ -f "$KS_BUILD/$ko" ] || ko=
+	fi
 	if [ -z "$ko" ]; then
 		note "$m not built for $ARCH_NAME; the guest will report it as SKIP"
 		continue
