@@ -124,15 +124,15 @@ covers() {
 # which the tree does not hold; otherwise the tree's own (tinyconfig, defconfig) and the
 # fragments, which the tree and the harness hash cover.
 run_key() {
-	local cfg pin tests only harness
+	local cfg args pin tests only harness
 	cfg=$(load_arch "$1" && echo "${BASE_CONFIG:-tinyconfig}") || return 1
-	# As the guest init reads its command line: the first harness.only counts.
+	# APPEND, one kernel argument per line.
 	# shellcheck disable=SC2086 # APPEND: kernel arguments, split on spaces
-	only=$(load_arch "$1" && printf '%s\n' $APPEND | sed -n 's/^harness\.only=//p' | head -1)
-	# shellcheck disable=SC2086
-	if (load_arch "$1" && printf '%s\n' $APPEND | grep -q '^harness\.list='); then
+	args=$(load_arch "$1" && printf '%s\n' $APPEND)
+	! grep -q '^harness\.list=' <<< "$args" ||
 		die "qemu/arch/$1.conf: a run with harness.list= in APPEND has no key (another test list)"
-	fi
+	# As the guest init reads its command line: the first harness.only counts.
+	only=$(sed -n 's/^harness\.only=//p' <<< "$args" | head -1)
 	case $cfg in
 	debian:*)
 		pin=DISTRO_FILE_SHA256_${cfg#debian:}

@@ -63,17 +63,16 @@ current=0 total=0 stale="" fail="" refresh=""
 for a in $arches; do
 	total=$((total + 1))
 	f=$results/$a.txt
-	if [ ! -f "$f" ]; then
-		stale="$stale${stale:+, }$a (no run)"
-		refresh="$refresh ${a%%-distro*}"
-		continue
+	have=
+	if [ -f "$f" ]; then
+		have=$(sed -n 's/^# Key: //p' "$f")
+		verdict=$(sed -n 's/^verdict: //p' "$f" | tail -1)
+		[ -n "$have" ] && [ "$(wc -l <<< "$have")" -eq 1 ] && [ -n "$verdict" ] ||
+			die "$f is not a summary scripts/run.sh writes (one '# Key:' and a 'verdict:' line)"
 	fi
-	have=$(sed -n 's/^# Key: //p' "$f")
-	verdict=$(sed -n 's/^verdict: //p' "$f" | tail -1)
-	[ -n "$have" ] && [ "$(wc -l <<< "$have")" -eq 1 ] && [ -n "$verdict" ] ||
-		die "$f is not a summary scripts/run.sh writes (one '# Key:' and a 'verdict:' line)"
 	want=$(run_key "$a" "$tree") || die "cannot compute the key of $a's run"
 	if [ "$have" != "$want" ]; then
+		[ -n "$have" ] || a="$a (no run)"
 		stale="$stale${stale:+, }$a"
 		refresh="$refresh ${a%%-distro*}"
 		continue
