@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: boot.sh [-h|--help] [--append ARGS] [--timeout SECONDS] [--log FILE] [--allow-skips]
-               [--kernel FILE --initrd FILE] ARCH
+               [--tree TREE | --kernel FILE --initrd FILE] ARCH
 
 Boot the ARCH kernel (scripts/build.sh) with the guest initramfs (scripts/initramfs.sh) under
 QEMU TCG, as qemu/arch/ARCH.conf describes it (-no-reboot, panic=-1, SMP CPUs), keep the
@@ -10,7 +10,8 @@ console log, and judge it with scripts/report.sh. Exit codes:
   1  a test failed               4  no KTAP at all (boot failure)
   2  kernel panic, oops, BUG, WARN, KASAN, lockdep, RCU stall or hung-task splat, or QEMU
      stopped by the guest (a TCG fatal error)
-  5  harness or build error (here: QEMU failed to start the guest)
+  5  harness or build error (here: QEMU failed to start the guest, or the build is not of
+     the tree asked for)
  64  usage error (for example an unknown ARCH; the message lists the valid names)
 
 Options:
@@ -19,6 +20,10 @@ Options:
   --timeout SECONDS  wall-clock limit (default: TIMEOUT from qemu/arch/ARCH.conf)
   --log FILE         console log (default: \$KSERIES_CACHE/out/ARCH/console.log)
   --allow-skips      a skip no qemu/xskip*.list names does not fail the run (scripts/report.sh)
+  --tree TREE        the git tree id the ARCH build must have been made from (default: the
+                     sources in \$KSERIES_CACHE as they are now, uncommitted changes included);
+                     a build of another tree, or one that records none, is not booted (exit 5,
+                     naming both trees and the command that rebuilds)
   --kernel FILE      boot this kernel image instead of the ARCH build's (scripts/bisect.sh
                      boots the images it kept of each cell)
   --initrd FILE      and this initramfs instead of the ARCH one (given with --kernel)
@@ -34,6 +39,7 @@ log=
 allow_skips=
 kernel=
 initrd=
+want_tree=
 verbose=${V:-0}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -42,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--allow-skips) allow_skips=--allow-skips ;;
+	--tree) want_tree=$2; shift ;;
 	--kernel) kernel=$2; shift ;;
 	--initrd) initrd=$2; shift ;;
 	-v|--verbose) verbose=1 ;;
@@ -52,9 +59,23 @@ while [ $# -gt 0 ]; do
 done
 [ $# -eq 1 ] || { echo "$usage" >&2; exit 64; }
 [ -z "$kernel$initrd" ] || { [ -n "$kernel" ] && [ -n "$initrd" ]; } || { echo "boot.sh: --kernel and --initrd go together" >&2; exit 64; }
+[ -z "$kernel" ] || [ -z "$want_tree" ] || { echo "boot.sh: --tree is for the ARCH build, not --kernel" >&2; exit 64; }
 load_arch "$1"
 timeout=${timeout:-$TIMEOUT}
 log=${log:-$KS_OUT/console.log}
+if [ -z "$kernel" ]; then
+	# The build and its modules must be of the sources asked for: a build directory keeps
+	# whatever was built in it last, possibly from another series or branch.
+	want_tree=${want_tree:-$(src_tree "$KS_SRC")}
+	have_tree=$(cat "$KS_BUILD/$KS_TREE_RECORD" 2>/dev/null) || have_tree=
+	if [ "$have_tree" != "$want_tree" ]; then
+		what="of tree $have_tree"
+		[ -n "$have_tree" ] || what="of no recorded tree (its build did not finish, or predates the record)"
+		note "error: the $ARCH_NAME build in $KS_BUILD is $what, not of tree $want_tree, which was asked for; rebuild it from those sources: scripts/build.sh $ARCH_NAME"
+		echo "verdict: 5 (harness error: the build is $what, not of tree $want_tree)"
+		exit 5
+	fi
+fi
 kernel=${kernel:-$KS_BUILD/$IMAGE}
 initrd=${initrd:-$KS_OUT/initramfs.cpio.gz}
 [ -f "$kernel" ] || die "no kernel image $kernel (run scripts/build.sh $ARCH_NAME)"

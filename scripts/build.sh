@@ -18,6 +18,9 @@ that configuration that no fragment names (scripts/distro-config-check.sh). Of i
 only those qemu/guest/*.list name are built (single-module targets, after the image), as
 the guest loads no other.
 
+A finished build writes the git tree id of the sources it was made from (uncommitted changes
+included) into BUILD-DIR/source-tree; scripts/boot.sh boots it only for that tree.
+
 Options:
   --debug      also merge qemu/config/debug.config (KASAN, lockdep, kmemleak, DEBUG_WX;
                the arch file's DEBUG_FRAGMENTS instead, if it names any),
@@ -132,6 +135,10 @@ if [ -n "$config_only" ]; then
 	exit 0
 fi
 
+# The source tree of this build is recorded once the build has finished (scripts/boot.sh
+# refuses to boot a build of another tree); a build that stops half-way records none.
+tree=$(src_tree "$src")
+rm -f "$KS_BUILD/$KS_TREE_RECORD"
 if ! cmp -s "$cfgdir/.config" "$KS_BUILD/.config"; then
 	cp "$cfgdir/.config" "$KS_BUILD/.config"
 fi
@@ -155,4 +162,7 @@ else
 		kmake "$src" O="$KS_BUILD" -j"$jobs" PAHOLE_FLAGS="$pahole_flags" "${kos[@]}"
 fi
 [ -f "$KS_BUILD/$IMAGE" ] || die "build finished without $IMAGE"
+[ "$(src_tree "$src")" = "$tree" ] ||
+	die "the sources in $src changed during the build (from tree $tree); build again"
+echo "$tree" > "$KS_BUILD/$KS_TREE_RECORD"
 note "built $KS_BUILD/$IMAGE"

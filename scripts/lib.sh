@@ -104,6 +104,26 @@ am_series() {
 		{ command git -C "$wt" am --abort || true; die "git am of patches/ failed in $wt"; }
 }
 
+# src_tree DIR: the git tree id of the kernel tree DIR as it is now: its checkout with every
+# uncommitted change and untracked file (ignored files left out), written through a copy of
+# its index, so that neither the index nor the checkout changes. A clean checkout gives
+# HEAD^{tree}. Dies if git cannot write the tree.
+src_tree() {
+	local d tree
+	d=$(mktemp -d) || die "cannot make a temporary directory"
+	cp "$(command git -C "$1" rev-parse --path-format=absolute --git-path index)" "$d/index" \
+		2>/dev/null || true
+	tree=$(export GIT_INDEX_FILE=$d/index; command git -C "$1" add -A . &&
+		command git -C "$1" write-tree) || { rm -rf "$d"; die "cannot write the tree of $1"; }
+	rm -rf "$d"
+	echo "$tree"
+}
+
+# KS_TREE_RECORD: the file of a build directory that names the source tree (src_tree) its
+# kernel and modules were built from; scripts/build.sh writes it after a build that
+# finished, scripts/boot.sh compares it with the tree the caller asks for.
+KS_TREE_RECORD=source-tree
+
 # splat_patterns: the console patterns of qemu/splat.patterns (extended regular
 # expressions, comments dropped), for grep -E -f.
 splat_patterns() {

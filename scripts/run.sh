@@ -129,7 +129,7 @@ for a in $arches; do
 	if [ $rc -eq 0 ]; then
 		# KASAN and lockdep slow the guest down about threefold under TCG.
 		stage "boot+test $a" "$S/boot.sh" --append "$extra" --log "$KS_OUT/console.log" \
-			--timeout $((TIMEOUT * slow)) "$a" \
+			--timeout $((TIMEOUT * slow)) --tree "$tree" "$a" \
 			| tee "$KS_OUT/summary.txt" || rc=${PIPESTATUS[0]}
 	fi
 	write_results "$a" "$KS_OUT/summary.txt" "$build_secs" "$key"

@@ -13,7 +13,7 @@ kernel-doc warning, a stale cover letter, the guest programs compiling for every
 pinned Debian sources fetched into an empty cache (and a changed sum or missing file refused),
 the host's conversion of the guest's raw test output (scripts/raw2ktap.c) on hand-written
 runner outputs and on a recorded console in the old and the raw format, cut or crashed
-mid-output, the per-patch
+mid-output, boot.sh refusing a build of another source tree than the one asked for, the per-patch
 matrix's evidence rule (stale cells reported, a current failure or a malformed matrix failed,
 make send refusing stale cells) and the same rule for the runs on the distributions'
 configurations, and shellcheck.
@@ -90,7 +90,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 94
+ktap_plan 100
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -551,6 +551,44 @@ expect select_bpftool_bpf_batch 0 '^bpf_batch,wx_check$' selection 34 39 x86_64 
 expect bpftool_not_asked 0 '^0$' bash -c "set -o pipefail; '$R/scripts/build-bpftool.sh' arm64 | wc -l"
 expect bpftool_unknown_arch 64 "valid names: .*x86_64" "$R/scripts/build-bpftool.sh" x86
 expect boot_kernel_needs_initrd 64 'go together' "$R/scripts/boot.sh" --kernel /dev/null x86_64
+
+# boot.sh boots a build only of the tree asked for (build.sh records it in the build
+# directory): a cache of its own with a small git tree for the sources, and a build
+# directory with no image, so that a build that passes the check stops at "no kernel image".
+tree_cache() {	# prints the cache, its source tree and the x86_64 build directory
+	local c=$tmp/tree-cache src
+	src=$c/linux-$(. "$R/base.conf" && echo "$BASE_DEB_VERSION")
+	if [ ! -d "$src/.git" ]; then
+		mkdir -p "$src" && git -C "$src" init -q && echo one > "$src/file" &&
+			git -C "$src" add file &&
+			git -C "$src" -c user.name=t -c user.email=t@t.invalid commit -q -m one || return 1
+	fi
+	echo "$c" "$src" "$(KSERIES_CACHE=$c; . "$R/scripts/lib.sh" && load_arch x86_64 && echo "$KS_BUILD")"
+}
+boot_tree() {	# RECORD [BOOT-ARGS...]: boot.sh x86_64 with the build recording RECORD
+	local c src b record=$1
+	shift
+	read -r c src b <<< "$(tree_cache)" || return 1
+	git -C "$src" checkout -q -- . && git -C "$src" clean -q -f -d
+	mkdir -p "$b"
+	rm -f "$b/source-tree"
+	case $record in
+	none) ;;
+	head) git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree" ;;
+	dirty) git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree"; echo two >> "$src/file" ;;
+	*) echo "$record" > "$b/source-tree" ;;
+	esac
+	KSERIES_CACHE=$c "$R/scripts/boot.sh" "$@" x86_64
+}
+expect boot_refuses_other_tree 5 "is of tree 1111111111111111111111111111111111111111, not of tree [0-9a-f]{40}, which was asked for; rebuild it from those sources: scripts/build.sh x86_64" \
+	boot_tree 1111111111111111111111111111111111111111
+expect boot_refuses_unrecorded_tree 5 'is of no recorded tree .*scripts/build.sh x86_64' boot_tree none
+expect boot_refuses_changed_sources 5 'not of tree [0-9a-f]{40}, which was asked for' boot_tree dirty
+expect boot_takes_its_tree 1 'no kernel image' boot_tree head
+expect boot_takes_tree_asked_for 1 'no kernel image' \
+	boot_tree 2222222222222222222222222222222222222222 --tree 2222222222222222222222222222222222222222
+expect boot_tree_not_with_kernel 64 'not --kernel' \
+	"$R/scripts/boot.sh" --tree 2222 --kernel /dev/null --initrd /dev/null x86_64
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"
