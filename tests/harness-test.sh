@@ -90,7 +90,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 100
+ktap_plan 101
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -550,6 +550,8 @@ expect select_bpftool_bpf_batch 0 '^bpf_batch,wx_check$' selection 34 39 x86_64 
 # bpftool only for an arch file that asks for it (BPFTOOL): arm64's does not.
 expect bpftool_not_asked 0 '^0$' bash -c "set -o pipefail; '$R/scripts/build-bpftool.sh' arm64 | wc -l"
 expect bpftool_unknown_arch 64 "valid names: .*x86_64" "$R/scripts/build-bpftool.sh" x86
+expect bench_batch_unknown_arch 64 "no direct calls on 'arm64'; the names: x86_64 x86_64-distro" \
+	"$R/scripts/bench-batch.sh" arm64
 expect boot_kernel_needs_initrd 64 'go together' "$R/scripts/boot.sh" --kernel /dev/null x86_64
 
 # boot.sh boots a build only of the tree asked for (build.sh records it in the build
