@@ -56,6 +56,7 @@ load_arch() {
 	BASE_CONFIG=
 	MAKE_EXTRA=
 	BPFTOOL=
+	COUNT_FUNCTIONS=
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory, and
 	# fewer vCPUs than the host has cores (see DEBUG_SMP in qemu/arch/x86_64.conf).
@@ -333,14 +334,16 @@ kernel_boot() {
 }
 
 # bench_boot ARCH KERNEL NAME LOG [APPLY-ARGS...]: kernel_boot with harness.list=bench
-# harness.only=NAME (the benchmark NAME of qemu/guest/bench.list). Dies, showing the boot's
-# summary (a failed step's output is on stderr already), if the boot does not pass.
+# harness.only=NAME (the benchmark NAME of qemu/guest/bench.list), and the kernel arguments
+# of BENCH_APPEND if set. Dies, showing the boot's summary (a failed step's output is on
+# stderr already), if the boot does not pass.
 bench_boot() {
 	local a=$1 kernel=$2 name=$3 log=$4 out
 	shift 4
 	out=$(mktemp)
 	# harness.test_timeout=0: a benchmark's length is its own (no per-test watchdog).
-	kernel_boot "$a" "$kernel" "harness.list=bench harness.only=$name harness.test_timeout=0" \
+	kernel_boot "$a" "$kernel" \
+		"harness.list=bench harness.only=$name harness.test_timeout=0${BENCH_APPEND:+ $BENCH_APPEND}" \
 		"$log" "$@" > "$out" ||
 		{ tail -20 "$out"; rm -f "$out"; die "benchmark boot failed ($a $kernel; log $log)"; }
 	rm -f "$out"

@@ -28,7 +28,7 @@
  * the numbers are never judged here.
  */
 #define _GNU_SOURCE
-#include "../fentry_raw.h"
+#include "fentry_pick.h"
 #include <sys/resource.h>
 #include <time.h>
 
@@ -37,7 +37,6 @@
 #define MAXSINGLE 256	/* the largest N attached one link at a time */
 #define MAXCAND	4096	/* candidate functions; those the verifier refuses are skipped */
 #define STATS	"/sys/kernel/debug/bpf_trampoline"
-#define EI_LIST	"/sys/kernel/debug/error_injection/list"
 
 static const int sizes[] = { 1, 16, 64, 256, 1024 };
 static const struct {
@@ -48,7 +47,6 @@ static const struct {
 	{ "fexit", BPF_TRACE_FEXIT },
 	{ "fmod_ret", BPF_MODIFY_RETURN },
 };
-static const char *const prefixes[] = { "tcp_", "udp", "inet", "ip", "sock" };
 
 static char verifier_log[65536];
 static int casenum, failures;
@@ -86,98 +84,6 @@ static void stats(long long *updates, long long *unregs)
 			*unregs = v;
 	}
 	fclose(f);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/*
- * The first word of every line of @text, in place (the text is cut into words), sorted;
- * *@n gets their number. For bsearch() of a name: the lists have tens of thousands of
- * lines, too many for a scan per candidate under TCG.
- */
-static char **sorted_words(char *text, size_t *n)
-{
-	size_t cap = 1024, k = 0;
-	char **w = malloc(cap * sizeof(*w));
-	char *line = text, *next;
-
-	while (w && line && *line) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		line[strcspn(line, " \t")] = '\0';
-		if (k == cap) {
-			char **m = realloc(w, (cap *= 2) * sizeof(*w));
-
-			if (!m) {
-				free(w);
-				return NULL;
-			}
-			w = m;
-		}
-		w[k++] = line;
-		line = next;
-	}
-	if (w)
-		qsort(w, k, sizeof(*w), cmp_str);
-	*n = k;
-	return w;
-}
-
-static int has_word(char **w, size_t n, const char *name)
-{
-	return bsearch(&name, w, n, sizeof(*w), cmp_str) != NULL;
-}
-
-/*
- * Up to MAXCAND BTF ids of functions for @type into @ids, in the order described at the top;
- * returns their number, or -1 if the BTF or a list cannot be read.
- */
-static int pick_funcs(enum bpf_attach_type type, uint32_t *ids)
-{
-	char *avail = tracing_read("available_filter_functions");
-	char *ei = type == BPF_MODIFY_RETURN ? text_read(EI_LIST) : NULL;
-	char **aw = NULL, **ew = NULL;
-	size_t an = 0, en = 0;
-	struct btf_funcs bf;
-	uint32_t i, p;
-	int n = -1;
-
-	if (!avail || (type == BPF_MODIFY_RETURN && !ei) || btf_funcs_load(&bf))
-		goto out;
-	aw = sorted_words(avail, &an);
-	if (ei)
-		ew = sorted_words(ei, &en);
-	if (!aw || (ei && !ew))
-		goto out_btf;
-	n = 0;
-	for (p = 0; p < (ew ? 1 : sizeof(prefixes) / sizeof(prefixes[0])); p++) {
-		for (i = 0; i < bf.nfuncs && n < MAXCAND; i++) {
-			const char *name = bf.strs + bf.names[i];
-
-			/* exit never returns: its fmod_ret trampoline would stay entered. */
-			if (bf.nargs[i] > 5 || !has_word(aw, an, name) || strstr(name, "sys_exit"))
-				continue;
-			if (ew ? !has_word(ew, en, name) :
-			    strncmp(name, prefixes[p], strlen(prefixes[p])))
-				continue;
-			ids[n++] = bf.ids[i];
-		}
-	}
-out_btf:
-	free(bf.data);
-	free(bf.ids);
-	free(bf.names);
-	free(bf.nargs);
-out:
-	free(aw);
-	free(ew);
-	free(avail);
-	free(ei);
-	return n;
 }
 
 /*
@@ -260,7 +166,7 @@ int main(void)
 	 */
 	for (t = 0; t < NTYPES; t++) {
 		int want = batch ? MAXN : MAXSINGLE;
-		int ncand = pick_funcs(types[t].type, cand), skipped = 0;
+		int ncand = pick_funcs(types[t].type, cand, MAXCAND), skipped = 0;
 
 		loaded[t] = 0;
 		/* The first candidates that take a program of this type (BTF types it supports). */

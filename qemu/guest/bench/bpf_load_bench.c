@@ -27,19 +27,47 @@
  *   # bench: cycle=MODE n=N cycle_ms=C tlb_ipis=I splits=S
  *
  * A case fails only if a load or the test run fails; the numbers are never judged here.
+ *
+ * With the argument "count" (bench.list's bpf_load_count, run by scripts/bench-bpf-ops.sh)
+ * it times nothing: it counts the calls of the functions named by its argument
+ * "funcs=F1,F2,..." (the arch file's COUNT_FUNCTIONS, passed on the kernel command line as
+ * bpf_load_bench.funcs=...): permission changes, kernel TLB flushes, vmap purges, calls on
+ * other CPUs, text patching, the operations whose cost on hardware execmem removes. It uses
+ * the kernel's function profiler (set_ftrace_filter, function_profile_enabled, the per-CPU
+ * trace_stat/functionN summed), which patches those functions to count them: hence runs of
+ * their own, apart from the timing. Each phase is counted alone, between a read of the
+ * counts right after the profiler is switched on and one right before it is switched off:
+ *
+ *   load      1,000 socket filters of the fleet's size mix loaded (after the warm-up)
+ *   unload    those 1,000 closed, until their text is freed (as in the timing above)
+ *   attach    100 fentry programs attached, one link each, to 100 kernel functions
+ *             (fentry_pick.h), where the kernel has ftrace direct calls (x86_64)
+ *   detach    those 100 links closed, until the trampolines' text is freed
+ *   dispatch  50 BPF_PROG_TEST_RUNs of an XDP program with repeat=2: each puts the program
+ *             into the XDP dispatcher and takes it out again, 100 dispatcher updates
+ *
+ * Output: one case per phase, and for each phase and function
+ *
+ *   # bench: count=PHASE n=N fn=FUNCTION calls=C
+ *
+ * C is -1 for a function set_ftrace_filter does not take on this kernel (not there,
+ * inlined, or not traceable); a comment line says which.
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "../bpf_raw.h"
+#include "fentry_pick.h"
 #include "../ktap.h"
 
 #define NPROGS		1000
 #define NCYCLES		200
 #define MAX_ADDS	4000	/* instructions of the largest programs: 16 kB of code */
 #define HOG_BYTES	(64UL << 20)
+#define NTRAMPS		100	/* fentry links of the attach and detach phases */
+#define NDISPATCH	50	/* XDP test runs, two dispatcher updates each */
+#define MAXFUNCS	64	/* functions counted */
 
 static int fds[NPROGS];
 static int use_execmem;
@@ -254,14 +282,240 @@ static pid_t start_hog(void)
 	}
 }
 
-int main(void)
+
+/* The functions counted (funcs=...), whether set_ftrace_filter took each, and counts. */
+static char *funcs[MAXFUNCS];
+static int nfuncs, traced[MAXFUNCS], ntraced;
+
+/*
+ * Put the names of the comma-separated @list into funcs[] and set_ftrace_filter, one write
+ * each (a name the kernel cannot trace fails alone). Returns how many it took.
+ */
+static int profile_filter(char *list)
+{
+	char *tok, *save;
+	int i;
+
+	if (write_text(TRACING_DIR "/set_ftrace_filter", ""))
+		return 0;
+	for (tok = strtok_r(list, ",", &save); tok && nfuncs < MAXFUNCS;
+	     tok = strtok_r(NULL, ",", &save))
+		funcs[nfuncs++] = tok;
+	for (i = 0; i < nfuncs; i++) {
+		traced[i] = !write_text_flags(TRACING_DIR "/set_ftrace_filter", funcs[i], O_APPEND);
+		ntraced += traced[i];
+		if (!traced[i])
+			printf("# count: %s: not taken by set_ftrace_filter on this kernel (absent, inlined or not traceable)\n",
+			       funcs[i]);
+	}
+	return ntraced;
+}
+
+/*
+ * The profiler's hits of each function of funcs[] into @calls, summed over the per-CPU
+ * files trace_stat/function0, 1, ... (a function the profiler lists twice, same-named
+ * static functions, counts twice). 0, or -ENOENT if there is no such file.
+ */
+static int profile_read(long long *calls)
+{
+	char path[96], line[512], name[256];
+	long long hits;
+	int cpu, i;
+	FILE *f;
+
+	memset(calls, 0, sizeof(*calls) * MAXFUNCS);
+	for (cpu = 0; ; cpu++) {
+		snprintf(path, sizeof(path), TRACING_DIR "/trace_stat/function%d", cpu);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		/* "  NAME  HITS  TIME ...": the two header lines do not scan */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%255s %lld", name, &hits) == 2)
+				for (i = 0; i < nfuncs; i++)
+					if (!strcmp(name, funcs[i]))
+						calls[i] += hits;
+		fclose(f);
+	}
+	return cpu ? 0 : -ENOENT;
+}
+
+static long long calls0[MAXFUNCS];
+
+/* Switch the profiler on (which resets its counts) and read where they start: 0 or -errno. */
+static int profile_start(void)
+{
+	int err = write_text(TRACING_DIR "/function_profile_enabled", "1");
+
+	return err ? err : profile_read(calls0);
+}
+
+/*
+ * Read the counts again, switch the profiler off and print one bench line per function for
+ * @phase of @n operations. 0, or -errno if the counts cannot be read.
+ */
+static int profile_stop(const char *phase, int n)
+{
+	long long calls1[MAXFUNCS];
+	int err = profile_read(calls1), i;
+
+	write_text(TRACING_DIR "/function_profile_enabled", "0");
+	if (err)
+		return err;
+	for (i = 0; i < nfuncs; i++)
+		printf("# bench: count=%s n=%d fn=%s calls=%lld\n", phase, n, funcs[i],
+		       traced[i] ? calls1[i] - calls0[i] : -1);
+	return 0;
+}
+
+/* Count the load and the unload of the fleet's NPROGS programs. */
+static void count_load_unload(void)
+{
+	long long before = settled_objects();
+	int i, n = 0, err;
+
+	err = profile_start();
+	for (i = 0; i < NPROGS && !err; i++) {
+		fds[i] = load_sized_filter(i, fleet_adds(i, MAX_ADDS));
+		if (fds[i] < 0)
+			err = fds[i];
+		else
+			n++;
+	}
+	if (!err)
+		err = profile_stop("load", n);
+	else
+		write_text(TRACING_DIR "/function_profile_enabled", "0");
+	result(!err, "count_load", err ? "after %d programs: %s" : NULL, n, strerror(-err));
+	err = profile_start();
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	/* the text of closed programs is freed after an RCU grace period, by a work item */
+	if (!err && text_objects() > before && wait_freed(before) < 0)
+		printf("# count_unload: text not freed within 30 s\n");
+	settled_objects();
+	if (!err)
+		err = profile_stop("unload", n);
+	result(!err, "count_unload", err ? "%s" : NULL, strerror(-err));
+}
+
+/* Count NTRAMPS fentry links attached and then detached, one at a time. */
+static void count_trampolines(void)
+{
+	static uint32_t cand[4 * NTRAMPS];
+	static char log[16384];
+	int progs[NTRAMPS], links[NTRAMPS], ncand, np = 0, nl = 0, map, i, err = 0;
+	long long before;
+
+	if (!kallsyms_has("register_ftrace_direct_multi")) {
+		printf("ok %d count_attach # SKIP no ftrace direct calls on this arch in 6.1\n",
+		       ++casenum);
+		printf("ok %d count_detach # SKIP no ftrace direct calls on this arch in 6.1\n",
+		       ++casenum);
+		return;
+	}
+	map = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint64_t), 1);
+	ncand = pick_funcs(BPF_TRACE_FENTRY, cand, 4 * NTRAMPS);
+	for (i = 0; i < ncand && np < NTRAMPS && map >= 0; i++) {
+		int fd = fentry_load(BPF_TRACE_FENTRY, cand[i], map, 0, log, sizeof(log));
+
+		if (fd >= 0)
+			progs[np++] = fd;
+	}
+	if (np < NTRAMPS) {
+		result(0, "count_attach", "only %d of %d fentry programs load (%d candidates)",
+		       np, NTRAMPS, ncand);
+		result(0, "count_detach", "not run");
+		goto out;
+	}
+	before = settled_objects();
+	err = profile_start();
+	for (i = 0; i < NTRAMPS && !err; i++) {
+		links[i] = fentry_attach(progs[i], BPF_TRACE_FENTRY);
+		if (links[i] < 0)
+			err = links[i];
+		else
+			nl++;
+	}
+	if (!err)
+		err = profile_stop("attach", nl);
+	else
+		write_text(TRACING_DIR "/function_profile_enabled", "0");
+	result(!err, "count_attach", err ? "after %d links: %s" : NULL, nl, strerror(-err));
+	err = profile_start();
+	for (i = 0; i < nl; i++)
+		close(links[i]);
+	if (!err && text_objects() > before && wait_freed(before) < 0)
+		printf("# count_detach: trampolines not freed within 30 s\n");
+	settled_objects();
+	if (!err)
+		err = profile_stop("detach", nl);
+	result(!err, "count_detach", err ? "%s" : NULL, strerror(-err));
+out:
+	for (i = 0; i < np; i++)
+		close(progs[i]);
+	if (map >= 0)
+		close(map);
+}
+
+/* Count NDISPATCH XDP test runs with repeat=2: two XDP dispatcher updates each. */
+static void count_dispatcher(void)
+{
+	const struct bpf_insn pass[] = { MOV64_IMM(0, XDP_PASS), EXIT() };
+	static char log[4096];
+	uint32_t ret;
+	int fd = prog_load_type(BPF_PROG_TYPE_XDP, pass, 2, log, sizeof(log));
+	int i, err = fd < 0 ? fd : 0;
+
+	if (!err)
+		err = profile_start();
+	for (i = 0; i < NDISPATCH && !err; i++)
+		err = pkt_test_run(fd, 2, &ret, NULL);
+	if (!err)
+		err = profile_stop("dispatch", 2 * NDISPATCH);
+	else
+		write_text(TRACING_DIR "/function_profile_enabled", "0");
+	result(!err, "count_dispatch", err ? "after %d test runs: %s" : NULL, i, strerror(-err));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The count mode (see the top): "count funcs=F1,F2,...", after the warm-up program @warm. */
+static int count_main(int argc, char **argv, int warm)
+{
+	char *list = NULL;
+	int i;
+
+	for (i = 2; i < argc; i++)
+		if (!strncmp(argv[i], "funcs=", 6))
+			list = argv[i] + 6;
+	printf("KTAP version 1\n1..5\n# bench: text=%s\n", use_execmem ? "execmem" : "vmalloc");
+	if (warm < 0) {
+		printf("# warm-up program: %s\n", strerror(-warm));
+		return 1;
+	}
+	if (!list || !profile_filter(list)) {
+		printf("# count: no function to count (funcs=%s)\n", list ? list : "not given");
+		return 1;
+	}
+	count_load_unload();
+	count_trampolines();
+	count_dispatcher();
+	write_text(TRACING_DIR "/set_ftrace_filter", "");
+	close(warm);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	int warm = load_sized_filter(-1, 70);
 	pid_t hog;
 
-	printf("KTAP version 1\n1..4\n");
 	use_execmem = !kallsyms_has("bpf_prog_pack_alloc") &&
 		      file_stat(EXECMEM_STATS, "allocations") >= 0;
+	if (argc > 1 && !strcmp(argv[1], "count"))
+		return count_main(argc, argv, warm);
+	printf("KTAP version 1\n1..4\n");
 	printf("# bench: text=%s\n", use_execmem ? "execmem" : "vmalloc");
 	/* No PMU under TCG (and none assumed): iTLB misses are left to a real machine. */
 	printf("# iTLB misses not counted here; on hardware with a PMU run: perf stat -e iTLB-load-misses,iTLB-loads -a -- ./bpf_load_bench\n");
