@@ -90,7 +90,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 101
+ktap_plan 102
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -182,6 +182,20 @@ export_round_trip() {
 		[ "$(wc -l < "$tmp/export/series")" -eq 3 ]
 }
 expect export_round_trip 0 'exported 3 patch' export_round_trip
+# The tree run.sh keys a run with (HEAD^{tree} after apply.sh's git am) is the tree
+# series_trees computes with git apply for the same patches (the keys distro-verify.sh and
+# the matrix compare with): were they to differ, every committed run would look stale.
+am_tree_is_apply_tree() {
+	local src am ap
+	src=$(. "$R/scripts/lib.sh" && echo "$KS_SRC")
+	am=$(git -C "$src" rev-parse 'export-test^{tree}') || return 1
+	ap=$(. "$R/scripts/lib.sh" && . "$R/scripts/bisect-lib.sh" &&
+		mapfile -t names < <(series_names "$B/series") &&
+		series_trees "$B" "${names[@]}" | tail -1 | cut -f2) || return 1
+	echo "git am: $am, git apply: $ap"
+	[ "$am" = "$ap" ]
+}
+expect am_tree_is_apply_tree 0 'git am: ([0-9a-f]{40}), git apply: \1$' am_tree_is_apply_tree
 
 # README's patch workflow: commit on the applied branch, export.sh it, and the next apply
 # (make) takes the branch as applied instead of refusing to replace it. Run from a copy of
