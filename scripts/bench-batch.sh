@@ -33,7 +33,7 @@ a=${bench_words[0]:-x86_64}
 case $a in
 x86_64) name=batch-bench config="the guests' tinyconfig" ;;
 x86_64-distro) name=batch-bench-x86_64-distro config="Debian's cloud-amd64 configuration" ;;
-*) echo "bench-batch.sh: error: no direct calls on '$a'; the names: x86_64 x86_64-distro" >&2
+*) echo "bench-batch.sh: error: unknown arch '$a'; the names: x86_64 x86_64-distro (6.1 has ftrace direct calls on x86_64 only)" >&2
    exit 64 ;;
 esac
 bench_prepare

@@ -70,21 +70,22 @@ done
 # operations of the phase (-1 counts, functions a kernel does not have, add nothing; a kind
 # none of whose functions a kernel has is "-").
 awk -F'\t' 'NR > 1 {
-		n_ops[$1 FS $3] = $4
 		if ($5 == "more")
 			next
 		g = $1 FS $3 FS $5
 		if (!(g in seen)) { seen[g] = 1; order[++n] = g }
+		ops[g FS $2] = $4
 		if ($7 >= 0) { sum[g FS $2] += $7; have[g FS $2] = 1 }
 	}
 	END {
 		for (i = 1; i <= n; i++) {
-			split(order[i], f, FS)
-			ops = n_ops[f[1] FS f[2]]
-			b = (order[i] FS "base") in have ? sprintf("%.1f", sum[order[i] FS "base"] * 1000 / ops) : "-"
-			t = (order[i] FS "tip") in have ? sprintf("%.1f", sum[order[i] FS "tip"] * 1000 / ops) : "-"
-			r = (b != "-" && t != "-" && b + 0 > 0) ? sprintf("%.1f %%", 100 * t / b) : "-"
-			printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f[1], f[2], ops, f[3], b, t, r
+			g = order[i]
+			split(g, f, FS)
+			b = (g FS "base") in have ? sum[g FS "base"] * 1000 / ops[g FS "base"] : -1
+			t = (g FS "tip") in have ? sum[g FS "tip"] * 1000 / ops[g FS "tip"] : -1
+			r = (b > 0 && t >= 0) ? sprintf("%.1f %%", 100 * t / b) : "-"
+			printf "%s\t%s\t%s\t%s\t%s\t%s\n", f[1], f[2], f[3],
+				b < 0 ? "-" : sprintf("%.1f", b), t < 0 ? "-" : sprintf("%.1f", t), r
 		}
 	}' "$tmp/tsv" > "$tmp/kinds.tsv"
 
@@ -110,7 +111,7 @@ cp "$tmp/tsv" "$out/bpf-ops-bench.tsv"
 	echo
 	echo "| arch | phase | kind | base | tip | tip / base |"
 	echo "| ---- | ----- | ---- | ---: | --: | ---------: |"
-	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $4, $5, $6, $7 }' "$tmp/kinds.tsv"
+	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6 }' "$tmp/kinds.tsv"
 	echo
 	echo "Each function's calls in the phase (-1: not on that kernel, inlined or not traceable):"
 	echo
@@ -130,9 +131,9 @@ cp "$tmp/tsv" "$out/bpf-ops-bench.tsv"
 
 # The plot: per arch, permission changes and kernel TLB flushes per 1,000 loads and per
 # 1,000 unloads, base and tip; log scale, zero drawn at the axis floor.
-awk -F'\t' '($2 == "load" || $2 == "unload") && ($4 == "perm" || $4 == "tlb") {
-		x = $1 " " $2 " " $4; if (!(x in s)) o[++n] = x; s[x] = 1
-		b[x] = ($5 == "-" || $5 + 0 == 0) ? 0.5 : $5; t[x] = ($6 == "-" || $6 + 0 == 0) ? 0.5 : $6 }
+awk -F'\t' '($2 == "load" || $2 == "unload") && ($3 == "perm" || $3 == "tlb") {
+		x = $1 " " $2 " " $3; if (!(x in s)) o[++n] = x; s[x] = 1
+		b[x] = ($4 == "-" || $4 + 0 == 0) ? 0.5 : $4; t[x] = ($5 == "-" || $5 + 0 == 0) ? 0.5 : $5 }
 	END { for (i = 1; i <= n; i++) printf "\"%s\" %s %s\n", o[i], b[o[i]], t[o[i]] }' \
 	"$tmp/kinds.tsv" > "$tmp/plot.dat"
 gnuplot <<GP

@@ -32,6 +32,7 @@ Options:
   -h, --help         show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+KS_DIE_CODE=5	# a harness error, as the exit codes above say
 
 extra=
 timeout=
@@ -66,13 +67,21 @@ log=${log:-$KS_OUT/console.log}
 if [ -z "$kernel" ]; then
 	# The build and its modules must be of the sources asked for: a build directory keeps
 	# whatever was built in it last, possibly from another series or branch.
-	want_tree=${want_tree:-$(src_tree "$KS_SRC")}
+	[ -n "$want_tree" ] || want_tree=$(src_tree "$KS_SRC") || exit 5
 	have_tree=$(cat "$KS_BUILD/$KS_TREE_RECORD" 2>/dev/null) || have_tree=
 	if [ "$have_tree" != "$want_tree" ]; then
 		what="of tree $have_tree"
 		[ -n "$have_tree" ] || what="of no recorded tree (its build did not finish, or predates the record)"
 		note "error: the $ARCH_NAME build in $KS_BUILD is $what, not of tree $want_tree, which was asked for; rebuild it from those sources: scripts/build.sh $ARCH_NAME"
 		echo "verdict: 5 (harness error: the build is $what, not of tree $want_tree)"
+		exit 5
+	fi
+	# The initramfs carries the build's modules: packed before the last build, it may hold
+	# another tree's.
+	if [ -f "$KS_OUT/initramfs.cpio.gz" ] &&
+	   [ "$KS_BUILD/$KS_TREE_RECORD" -nt "$KS_OUT/initramfs.cpio.gz" ]; then
+		note "error: $KS_OUT/initramfs.cpio.gz was packed before the last build of $ARCH_NAME, whose modules it carries; pack it again: scripts/initramfs.sh $ARCH_NAME"
+		echo "verdict: 5 (harness error: the initramfs is older than the build)"
 		exit 5
 	fi
 fi

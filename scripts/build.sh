@@ -162,7 +162,8 @@ else
 		kmake "$src" O="$KS_BUILD" -j"$jobs" PAHOLE_FLAGS="$pahole_flags" "${kos[@]}"
 fi
 [ -f "$KS_BUILD/$IMAGE" ] || die "build finished without $IMAGE"
-[ "$(src_tree "$src")" = "$tree" ] ||
-	die "the sources in $src changed during the build (from tree $tree); build again"
+now=$(src_tree "$src")
+[ "$now" = "$tree" ] ||
+	die "the sources in $src changed during the build (tree $tree, now $now); build again"
 echo "$tree" > "$KS_BUILD/$KS_TREE_RECORD"
 note "built $KS_BUILD/$IMAGE"

@@ -18,9 +18,11 @@ KS_BASE_IDENT_NAME="kseries base"
 KS_BASE_IDENT_EMAIL="base@kseries.invalid"
 KS_BASE_DATE="2026-11-26T17:12:00+0000"
 
+# die MESSAGE: print it as an error and exit with KS_DIE_CODE (default 1; the scripts whose
+# exit codes say 5 for a harness error set it to 5).
 die() {
 	echo "${0##*/}: error: $*" >&2
-	exit 1
+	exit "${KS_DIE_CODE:-1}"
 }
 
 note() {
@@ -184,6 +186,7 @@ commit them on a branch (and export it with scripts/export.sh) or remove them fi
 bench_options() {
 	local usage=$1
 	shift
+	KS_DIE_CODE=5	# "5 a build, boot or benchmark failed", as every benchmark's usage says
 	out=$KS_ROOT/results
 	while [ $# -gt 0 ]; do
 		case "$1" in

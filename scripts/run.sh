@@ -22,6 +22,7 @@ Options:
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$KS_ROOT/scripts/bisect-lib.sh"
+KS_DIE_CODE=5	# a harness error, as the exit codes above say
 
 debug=
 slow=1		# boot timeout multiplier
@@ -74,6 +75,9 @@ stage() {
 stage deps "$S/deps.sh" || exit 5
 stage base "$S/fetch-base.sh" || exit 5
 stage apply "$S/apply.sh" || exit 5
+# The run is keyed with, and boots only a build of, the series' tree: apply.sh's shortcut
+# for a branch already applied does not look at untracked files, which a build would take.
+guard_tree
 tip=$(git -C "$KS_SRC" rev-parse --short HEAD)
 tree=$(git -C "$KS_SRC" rev-parse 'HEAD^{tree}')
 

@@ -90,7 +90,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 102
+ktap_plan 103
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -564,13 +564,14 @@ expect select_bpftool_bpf_batch 0 '^bpf_batch,wx_check$' selection 34 39 x86_64 
 # bpftool only for an arch file that asks for it (BPFTOOL): arm64's does not.
 expect bpftool_not_asked 0 '^0$' bash -c "set -o pipefail; '$R/scripts/build-bpftool.sh' arm64 | wc -l"
 expect bpftool_unknown_arch 64 "valid names: .*x86_64" "$R/scripts/build-bpftool.sh" x86
-expect bench_batch_unknown_arch 64 "no direct calls on 'arm64'; the names: x86_64 x86_64-distro" \
+expect bench_batch_unknown_arch 64 "unknown arch 'arm64'; the names: x86_64 x86_64-distro" \
 	"$R/scripts/bench-batch.sh" arm64
 expect boot_kernel_needs_initrd 64 'go together' "$R/scripts/boot.sh" --kernel /dev/null x86_64
 
 # boot.sh boots a build only of the tree asked for (build.sh records it in the build
 # directory): a cache of its own with a small git tree for the sources, and a build
-# directory with no image, so that a build that passes the check stops at "no kernel image".
+# directory with no image, so that a build that passes the check stops at "no kernel image"
+# (exit 5, a harness error).
 tree_cache() {	# prints the cache, its source tree and the x86_64 build directory
 	local c=$tmp/tree-cache src
 	src=$c/linux-$(. "$R/base.conf" && echo "$BASE_DEB_VERSION")
@@ -588,9 +589,14 @@ boot_tree() {	# RECORD [BOOT-ARGS...]: boot.sh x86_64 with the build recording R
 	git -C "$src" checkout -q -- . && git -C "$src" clean -q -f -d
 	mkdir -p "$b"
 	rm -f "$b/source-tree"
+	rm -rf "$c/out"
 	case $record in
 	none) ;;
 	head) git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree" ;;
+	old-initramfs)
+		mkdir -p "$c/out/x86_64"
+		touch -d '2001-01-01' "$c/out/x86_64/initramfs.cpio.gz"
+		git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree" ;;
 	dirty) git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree"; echo two >> "$src/file" ;;
 	*) echo "$record" > "$b/source-tree" ;;
 	esac
@@ -600,8 +606,10 @@ expect boot_refuses_other_tree 5 "is of tree 11111111111111111111111111111111111
 	boot_tree 1111111111111111111111111111111111111111
 expect boot_refuses_unrecorded_tree 5 'is of no recorded tree .*scripts/build.sh x86_64' boot_tree none
 expect boot_refuses_changed_sources 5 'not of tree [0-9a-f]{40}, which was asked for' boot_tree dirty
-expect boot_takes_its_tree 1 'no kernel image' boot_tree head
-expect boot_takes_tree_asked_for 1 'no kernel image' \
+expect boot_refuses_initramfs_before_build 5 'packed before the last build of x86_64, .*scripts/initramfs.sh x86_64' \
+	boot_tree old-initramfs
+expect boot_takes_its_tree 5 'no kernel image' boot_tree head
+expect boot_takes_tree_asked_for 5 'no kernel image' \
 	boot_tree 2222222222222222222222222222222222222222 --tree 2222222222222222222222222222222222222222
 expect boot_tree_not_with_kernel 64 'not --kernel' \
 	"$R/scripts/boot.sh" --tree 2222 --kernel /dev/null --initrd /dev/null x86_64

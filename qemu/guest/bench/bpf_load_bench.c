@@ -68,6 +68,7 @@
 #define NTRAMPS		100	/* fentry links of the attach and detach phases */
 #define NDISPATCH	50	/* XDP test runs, two dispatcher updates each */
 #define MAXFUNCS	64	/* functions counted */
+#define PROFILE_NAME_MAX 30	/* trace_stat/functionN: "%-30.30s" */
 
 static int fds[NPROGS];
 static int use_execmem;
@@ -288,27 +289,54 @@ static char *funcs[MAXFUNCS];
 static int nfuncs, traced[MAXFUNCS], ntraced;
 
 /*
- * Put the names of the comma-separated @list into funcs[] and set_ftrace_filter, one write
- * each (a name the kernel cannot trace fails alone). Returns how many it took.
+ * Put the names of the comma-separated @list into funcs[] and set_ftrace_filter, each in a
+ * write of its own ending in a newline (tracefs parses a name when its line ends; a name it
+ * cannot take fails that write alone), then read the filter back: a function counts only if
+ * the filter lists it. Returns how many it lists; 0 leaves the filter empty, which would
+ * have the profiler count every function, so the caller then counts nothing.
  */
 static int profile_filter(char *list)
 {
-	char *tok, *save;
+	char *tok, *save, line[256], *filter;
 	int i;
 
 	if (write_text(TRACING_DIR "/set_ftrace_filter", ""))
 		return 0;
-	for (tok = strtok_r(list, ",", &save); tok && nfuncs < MAXFUNCS;
-	     tok = strtok_r(NULL, ",", &save))
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (nfuncs == MAXFUNCS) {
+			printf("# count: more than %d functions: %s and those after it not counted\n",
+			       MAXFUNCS, tok);
+			break;
+		}
 		funcs[nfuncs++] = tok;
+	}
 	for (i = 0; i < nfuncs; i++) {
-		traced[i] = !write_text_flags(TRACING_DIR "/set_ftrace_filter", funcs[i], O_APPEND);
+		snprintf(line, sizeof(line), "%s\n", funcs[i]);
+		write_text_flags(TRACING_DIR "/set_ftrace_filter", line, O_APPEND);
+	}
+	filter = text_read(TRACING_DIR "/set_ftrace_filter");
+	for (i = 0; i < nfuncs; i++) {
+		traced[i] = filter && ftrace_list_has(filter, funcs[i]);
 		ntraced += traced[i];
 		if (!traced[i])
-			printf("# count: %s: not taken by set_ftrace_filter on this kernel (absent, inlined or not traceable)\n",
+			printf("# count: %s: not in set_ftrace_filter on this kernel (absent, inlined or not traceable)\n",
 			       funcs[i]);
 	}
+	free(filter);
 	return ntraced;
+}
+
+/*
+ * Whether the profiler's @name is function @func: the profiler prints at most
+ * PROFILE_NAME_MAX characters of a name.
+ */
+static int profile_name_is(const char *name, const char *func)
+{
+	size_t len = strlen(func);
+
+	if (len > PROFILE_NAME_MAX)
+		len = PROFILE_NAME_MAX;
+	return strlen(name) == len && !strncmp(name, func, len);
 }
 
 /*
@@ -333,7 +361,7 @@ static int profile_read(long long *calls)
 		while (fgets(line, sizeof(line), f))
 			if (sscanf(line, "%255s %lld", name, &hits) == 2)
 				for (i = 0; i < nfuncs; i++)
-					if (!strcmp(name, funcs[i]))
+					if (profile_name_is(name, funcs[i]))
 						calls[i] += hits;
 		fclose(f);
 	}
@@ -465,17 +493,22 @@ static void count_dispatcher(void)
 	static char log[4096];
 	uint32_t ret;
 	int fd = prog_load_type(BPF_PROG_TYPE_XDP, pass, 2, log, sizeof(log));
-	int i, err = fd < 0 ? fd : 0;
+	int i, done = 0, err = fd < 0 ? fd : 0;
 
+	/* the text the earlier phases freed goes after an RCU grace period: not counted here */
+	settled_objects();
 	if (!err)
 		err = profile_start();
-	for (i = 0; i < NDISPATCH && !err; i++)
+	for (i = 0; i < NDISPATCH && !err; i++) {
 		err = pkt_test_run(fd, 2, &ret, NULL);
+		done += !err;
+	}
 	if (!err)
 		err = profile_stop("dispatch", 2 * NDISPATCH);
 	else
 		write_text(TRACING_DIR "/function_profile_enabled", "0");
-	result(!err, "count_dispatch", err ? "after %d test runs: %s" : NULL, i, strerror(-err));
+	result(!err, "count_dispatch", err ? "after %d test runs: %s" : NULL, done,
+	       strerror(-err));
 	if (fd >= 0)
 		close(fd);
 }
