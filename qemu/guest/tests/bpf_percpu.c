@@ -21,7 +21,7 @@
  *                           (x86-64: the verifier's per-CPU load), or kept in xlated but
  *                           the jited program is shorter than one calling an argument-less
  *                           helper of the same shape (arm64, riscv64: the JIT's inline);
- *                           on a uniprocessor kernel (no __per_cpu_offset in kallsyms) the
+ *                           on a uniprocessor kernel (no "SMP" in uname's version) the
  *                           xlated program is "w0 = 0; exit" (with a zext between where the
  *                           JIT wants explicit zero extension)
  *   percpu_lookup_inlined   per-CPU array and hash lookups use the per-CPU MOV in xlated
@@ -67,6 +67,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 
 #include "../bpf_raw.h"
 #include "../ktap.h"
@@ -841,12 +842,23 @@ out:
 	free(val);
 }
 
+/*
+ * Whether the kernel is built without CONFIG_SMP: only an SMP kernel says "SMP" in its
+ * version string (scripts/mkcompile_h). kallsyms cannot tell: the per-CPU offset table is
+ * data, which it lists only with KALLSYMS_ALL (Debian's arm64 kernels have none).
+ */
+static int uniprocessor(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && !strstr(u.version, " SMP");
+}
+
 int main(void)
 {
 	int jit_percpu = kallsyms_strong("bpf_jit_supports_percpu_insn");
 	int jit_inlines = kallsyms_strong("bpf_jit_inlines_helper_call");
-	/* Every SMP kernel of the three arches defines the per-CPU offset table. */
-	int up = !kallsyms_has("__per_cpu_offset");
+	int up = uniprocessor();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ncpus = count_cpus("/sys/devices/system/cpu/online");
