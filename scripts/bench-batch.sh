@@ -61,18 +61,8 @@ grep -q '^tip	fentry	batch	1024	' "$tmp/tsv" ||
 	die "no fentry batch measurement for n=1024 on the tip (see $KS_CACHE/out/$a/bench-batch-tip.log)"
 
 # One line per kernel, type, mode and N: medians of attach, detach and total, the total's
-# min and max, medians of the counters (awk: mawk has no sort function).
-awk -F'\t' '
-	function median(list,    a, n, i, j, x) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++) {
-			x = a[i] + 0
-			for (j = i - 1; j >= 1 && a[j] + 0 > x; j--)
-				a[j + 1] = a[j]
-			a[j + 1] = x
-		}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+# min and max, medians of the counters.
+awk -F'\t' "$KS_AWK_MEDIAN"'
 	NR > 1 {
 		g = $1 FS $2 FS $3 FS $4
 		if (!(g in at)) order[++ng] = g

@@ -80,17 +80,7 @@ SEED
 
 # Per arch, shape, program and kernel: median, min and max of the runs' M ops/s (awk: mawk
 # has no sort function).
-awk -F'\t' '
-	function median(list,    a, n, i, j, x) {
-		n = split(list, a, " ")
-		for (i = 2; i <= n; i++) {
-			x = a[i] + 0
-			for (j = i - 1; j >= 1 && a[j] + 0 > x; j--)
-				a[j + 1] = a[j]
-			a[j + 1] = x
-		}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+awk -F'\t' "$KS_AWK_MEDIAN"'
 	NR > 1 && $3 != "jited" {
 		g = $1 FS $3 FS $4
 		if (!(g in seen)) { seen[g] = 1; order[++n] = g }

@@ -180,6 +180,21 @@ commit them on a branch (and export it with scripts/export.sh) or remove them fi
 }
 
 
+# KS_AWK_MEDIAN: an awk function median(LIST), the median of the numbers of the
+# space-separated string LIST, for the benchmarks' tables; put before an awk program
+# (mawk, Debian's awk, has no sort function).
+KS_AWK_MEDIAN='
+	function median(list,    a, n, i, j, x) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++) {
+			x = a[i] + 0
+			for (j = i - 1; j >= 1 && a[j] + 0 > x; j--)
+				a[j + 1] = a[j]
+			a[j + 1] = x
+		}
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}'
+
 # bench_options USAGE ARGS...: the options every benchmark script takes: -h/--help (print
 # USAGE, exit 0) and --out DIR (sets $out; default results/ of the repo). The words after
 # the options go to the array bench_words; another option prints USAGE and exits 64.
