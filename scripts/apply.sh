@@ -53,15 +53,16 @@ done
 git() { command git -C "$KS_SRC" "$@"; }
 stamp=$KS_CACHE/applied.$branch
 want=$(applied_key "$pdir" "${names[@]}")
+# Also when the branch is applied already: a build would take untracked files, and the run
+# is keyed and booted as the branch's tree.
+guard_tree
 if [ -f "$stamp" ] && [ "$(cut -d' ' -f1 "$stamp")" = "$want" ] &&
    [ "$(git rev-parse -q --verify "refs/heads/$branch" || true)" = "$(cut -d' ' -f2 "$stamp")" ] &&
-   [ "$(git symbolic-ref -q HEAD || true)" = "refs/heads/$branch" ] &&
-   [ -z "$(git status --porcelain --untracked-files=no)" ]; then
+   [ "$(git symbolic-ref -q HEAD || true)" = "refs/heads/$branch" ]; then
 	note "${#names[@]} patch(es) already applied on branch $branch"
 	exit 0
 fi
 
-guard_tree
 tip=$(git rev-parse -q --verify "refs/heads/$branch" || true)
 made=$( [ -f "$stamp" ] && cut -d' ' -f2 "$stamp" || true)
 if [ -n "$tip" ] && [ "$tip" != "$(git rev-parse base)" ] && [ "$tip" != "$made" ] &&

@@ -75,9 +75,6 @@ stage() {
 stage deps "$S/deps.sh" || exit 5
 stage base "$S/fetch-base.sh" || exit 5
 stage apply "$S/apply.sh" || exit 5
-# The run is keyed with, and boots only a build of, the series' tree: apply.sh's shortcut
-# for a branch already applied does not look at untracked files, which a build would take.
-guard_tree
 tip=$(git -C "$KS_SRC" rev-parse --short HEAD)
 tree=$(git -C "$KS_SRC" rev-parse 'HEAD^{tree}')
 
