@@ -9,7 +9,9 @@ the arch's cross compiler (-static), the BPF selftest runners the arch file name
 SELFTESTS (scripts/build-selftests.sh, into /bin; test_progs' BPF objects into /lib/bpf), the lists qemu/guest/*.list into /etc (tests.list runs
 by default, others by harness.list=NAME), and the modules the lists name, copied from the
 ARCH build (scripts/build.sh) with debug info stripped.
-Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz.
+Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz;
+the SHA-256 sums of the modules it took go to out/ARCH/initramfs.modules (scripts/boot.sh
+boots it only with a build whose modules still match).
 
 Options:
   -h, --help   show this help"
@@ -90,8 +92,12 @@ for m in $(guest_modules); do
 	fi
 	${CROSS}strip --strip-debug -o "$stage/$m" "$KS_BUILD/$ko"
 	echo "file /lib/modules/$m $stage/$m 0644 0 0" >> "$list"
+	sha256sum "$KS_BUILD/$ko" >> "$stage/modules.sha256"
 done
 
 "$gen" "$list" | gzip -n -1 > "$KS_OUT/initramfs.cpio.gz.tmp"
+# What scripts/boot.sh checks the build's modules against (none packed: an empty record).
+touch "$stage/modules.sha256"
 mv "$KS_OUT/initramfs.cpio.gz.tmp" "$KS_OUT/initramfs.cpio.gz"
+cp "$stage/modules.sha256" "$KS_OUT/initramfs.modules"
 note "wrote $KS_OUT/initramfs.cpio.gz ($(du -k "$KS_OUT/initramfs.cpio.gz" | cut -f1) KiB)"
