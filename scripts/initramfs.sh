@@ -10,8 +10,8 @@ SELFTESTS (scripts/build-selftests.sh, into /bin; test_progs' BPF objects into /
 by default, others by harness.list=NAME), and the modules the lists name, copied from the
 ARCH build (scripts/build.sh) with debug info stripped.
 Packed with the kernel's own usr/gen_init_cpio into \$KSERIES_CACHE/out/ARCH/initramfs.cpio.gz;
-the SHA-256 sums of the modules it took go to out/ARCH/initramfs.modules (scripts/boot.sh
-boots it only with a build whose modules still match).
+the build it was packed from (tree and .config) goes to out/ARCH/initramfs.build
+(scripts/boot.sh boots it only with that build).
 
 Options:
   -h, --help   show this help"
@@ -26,6 +26,10 @@ load_arch "$1"
 
 gen=$KS_BUILD/usr/gen_init_cpio
 [ -x "$gen" ] || die "$gen missing: build the kernel first (scripts/build.sh $ARCH_NAME)"
+[ -f "$KS_BUILD/$KS_TREE_RECORD" ] ||
+	die "the $ARCH_NAME build in $KS_BUILD has no $KS_TREE_RECORD record (its build did not finish): scripts/build.sh $ARCH_NAME"
+# Taken before packing: a build that changes during the packing is not recorded as packed.
+identity=$(build_identity)
 stage=$KS_OUT/initramfs
 rm -rf "$stage"
 mkdir -p "$stage"
@@ -92,12 +96,13 @@ for m in $(guest_modules); do
 	fi
 	${CROSS}strip --strip-debug -o "$stage/$m" "$KS_BUILD/$ko"
 	echo "file /lib/modules/$m $stage/$m 0644 0 0" >> "$list"
-	sha256sum "$KS_BUILD/$ko" >> "$stage/modules.sha256"
 done
 
 "$gen" "$list" | gzip -n -1 > "$KS_OUT/initramfs.cpio.gz.tmp"
-# What scripts/boot.sh checks the build's modules against (none packed: an empty record).
-touch "$stage/modules.sha256"
+# The build it was packed from (scripts/boot.sh checks it): the old record goes first, so
+# that an interrupted run leaves an archive boot.sh refuses.
+rm -f "$KS_OUT/$KS_INITRAMFS_RECORD"
 mv "$KS_OUT/initramfs.cpio.gz.tmp" "$KS_OUT/initramfs.cpio.gz"
-cp "$stage/modules.sha256" "$KS_OUT/initramfs.modules"
+echo "$identity" > "$KS_OUT/$KS_INITRAMFS_RECORD.tmp"
+mv "$KS_OUT/$KS_INITRAMFS_RECORD.tmp" "$KS_OUT/$KS_INITRAMFS_RECORD"
 note "wrote $KS_OUT/initramfs.cpio.gz ($(du -k "$KS_OUT/initramfs.cpio.gz" | cut -f1) KiB)"

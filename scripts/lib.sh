@@ -127,6 +127,20 @@ src_tree() {
 # finished, scripts/boot.sh compares it with the tree the caller asks for.
 KS_TREE_RECORD=source-tree
 
+# KS_INITRAMFS_RECORD: the file of an out directory that says which build (build_identity)
+# scripts/initramfs.sh packed its initramfs from; scripts/boot.sh compares it with the build.
+KS_INITRAMFS_RECORD=initramfs.build
+
+# build_identity: print what identifies the current build of the loaded arch (load_arch):
+# "tree TREE config SHA256" (its source tree's record and its .config's SHA-256; "none"
+# for either that is missing). A rebuild that changes neither gives the same modules.
+build_identity() {
+	local tree config
+	tree=$(cat "$KS_BUILD/$KS_TREE_RECORD" 2>/dev/null) || tree=none
+	config=$(sha256sum < "$KS_BUILD/.config" 2>/dev/null | cut -c1-64) || config=none
+	echo "tree ${tree:-none} config ${config:-none}"
+}
+
 # splat_patterns: the console patterns of qemu/splat.patterns (extended regular
 # expressions, comments dropped), for grep -E -f.
 splat_patterns() {

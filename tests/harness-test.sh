@@ -14,7 +14,7 @@ pinned Debian sources fetched into an empty cache (and a changed sum or missing 
 the host's conversion of the guest's raw test output (scripts/raw2ktap.c) on hand-written
 runner outputs and on a recorded console in the old and the raw format, cut or crashed
 mid-output, boot.sh refusing a build of another source tree than the one asked for or an
-initramfs of other modules than the build has, the per-patch
+initramfs packed from another build, the per-patch
 matrix's evidence rule (stale cells reported, a current failure or a malformed matrix failed,
 make send refusing stale cells) and the same rule for the runs on the distributions'
 configurations, and shellcheck.
@@ -91,7 +91,7 @@ selftest_report() {
 	esac
 }
 
-ktap_plan 105
+ktap_plan 106
 expect report_pass 0 'verdict: 0' "$R/scripts/report.sh" "$F/pass.log"
 expect report_xfail_counted 0 'XFAIL +test_vmalloc.align_shift_alloc_test' \
 	"$R/scripts/report.sh" "$F/pass.log"
@@ -594,17 +594,22 @@ boot_tree() {	# RECORD [BOOT-ARGS...]: boot.sh x86_64 with the build recording R
 	case $record in
 	none) ;;
 	head) git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree" ;;
-	old-initramfs|rebuilt-same-module|rebuilt-other-module|unrecorded-initramfs)
-		# An initramfs packed long before the build's last run, with one module.
-		mkdir -p "$c/out/x86_64" "$b/lib"
+	initramfs-*)
+		# An initramfs packed long before the build's last run, from the build as it
+		# is (same tree and .config), from another tree's build, from another .config,
+		# or with no record of its build.
+		mkdir -p "$c/out/x86_64"
 		touch -d '2001-01-01' "$c/out/x86_64/initramfs.cpio.gz"
-		echo module > "$b/lib/test_bpf.ko"
-		sha256sum "$b/lib/test_bpf.ko" > "$c/out/x86_64/initramfs.modules"
+		echo CONFIG_ONE=y > "$b/.config"
+		git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree"
+		echo "tree $(cat "$b/source-tree") config $(sha256sum < "$b/.config" | cut -c1-64)" \
+			> "$c/out/x86_64/initramfs.build"
 		case $record in
-		rebuilt-other-module) echo other > "$b/lib/test_bpf.ko" ;;
-		unrecorded-initramfs) rm "$c/out/x86_64/initramfs.modules" ;;
-		esac
-		git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree" ;;
+		initramfs-other-tree) sed -i 's/^tree [0-9a-f]*/tree 3333333333333333333333333333333333333333/' \
+			"$c/out/x86_64/initramfs.build" ;;
+		initramfs-other-config) echo CONFIG_TWO=y >> "$b/.config" ;;
+		initramfs-unrecorded) rm "$c/out/x86_64/initramfs.build" ;;
+		esac ;;
 	dirty) git -C "$src" rev-parse 'HEAD^{tree}' > "$b/source-tree"; echo two >> "$src/file" ;;
 	*) echo "$record" > "$b/source-tree" ;;
 	esac
@@ -614,13 +619,15 @@ expect boot_refuses_other_tree 5 "is of tree 11111111111111111111111111111111111
 	boot_tree 1111111111111111111111111111111111111111
 expect boot_refuses_unrecorded_tree 5 'is of no recorded tree .*scripts/build.sh x86_64' boot_tree none
 expect boot_refuses_changed_sources 5 'not of tree [0-9a-f]{40}, which was asked for' boot_tree dirty
-# The initramfs must carry the modules the build has now: a build that changed none (a
+# The initramfs must be packed from the build as it is: a build that changed nothing (a
 # no-op rebuild, as every run.sh of a variant sharing the build does) leaves it valid.
-expect boot_takes_initramfs_of_same_modules 5 'no kernel image' boot_tree rebuilt-same-module
-expect boot_refuses_initramfs_of_other_modules 5 'packed with modules the x86_64 build has changed since: .*/lib/test_bpf.ko.*scripts/initramfs.sh x86_64' \
-	boot_tree rebuilt-other-module
-expect boot_refuses_unrecorded_initramfs 5 'initramfs.modules.*scripts/initramfs.sh x86_64' \
-	boot_tree unrecorded-initramfs
+expect boot_takes_initramfs_of_same_build 5 'no kernel image' boot_tree initramfs-same
+expect boot_refuses_initramfs_of_other_tree 5 'packed from tree 3333333333333333333333333333333333333333 config [0-9a-f]{64}, not from the x86_64 build there now \(tree [0-9a-f]{40} config .*scripts/initramfs.sh x86_64' \
+	boot_tree initramfs-other-tree
+expect boot_refuses_initramfs_of_other_config 5 'packed from tree [0-9a-f]{40} config [0-9a-f]{64}, not from the x86_64 build there now .*scripts/initramfs.sh x86_64' \
+	boot_tree initramfs-other-config
+expect boot_refuses_unrecorded_initramfs 5 'packed from no recorded build, .*scripts/initramfs.sh x86_64' \
+	boot_tree initramfs-unrecorded
 expect boot_takes_its_tree 5 'no kernel image' boot_tree head
 expect boot_takes_tree_asked_for 5 'no kernel image' \
 	boot_tree 2222222222222222222222222222222222222222 --tree 2222222222222222222222222222222222222222
