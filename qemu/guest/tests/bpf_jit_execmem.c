@@ -277,6 +277,33 @@ static long large_areas(unsigned long *sizes, long max, int show)
 }
 
 /*
+ * large_areas() into @sizes (at most @max, LARGE_MAX_AREAS at most) twice in a row with the
+ * same result: /proc/vmallocinfo is a seq_file read a page at a time, resumed by position,
+ * so an area freed or added meanwhile (earlier tests' areas are purged lazily) can make one
+ * read skip or repeat another area. The count; -1 if unreadable or never the same twice in
+ * 20 tries.
+ */
+static long stable_large_areas(unsigned long *sizes, long max)
+{
+	static unsigned long again[LARGE_MAX_AREAS];
+	long n, m, i;
+	int tries;
+
+	n = large_areas(sizes, max, 0);
+	for (tries = 0; tries < 20 && n >= 0; tries++) {
+		m = large_areas(again, max, 0);
+		if (m == n) {
+			for (i = 0; i < n && i < max && again[i] == sizes[i]; i++)
+				;
+			if (i == n || i == max)
+				return n;
+		}
+		n = large_areas(sizes, max, 0);
+	}
+	return -1;
+}
+
+/*
  * How many areas of /proc/vmallocinfo (or of @sizes, the @n from large_areas(), if @sizes)
  * can hold a JIT image of @len bytes: its header and guard page included, at most
  * LARGE_SLACK bytes more. The program's instructions take an area of their own, larger than
@@ -288,7 +315,7 @@ static long image_areas(const unsigned long *sizes, long n, unsigned long len)
 	long i, c = 0;
 
 	if (!sizes) {
-		n = large_areas(now, LARGE_MAX_AREAS, 0);
+		n = stable_large_areas(now, LARGE_MAX_AREAS);
 		sizes = now;
 	}
 	if (n < 0 || n > LARGE_MAX_AREAS)
@@ -337,7 +364,7 @@ static void large_image(void)
 	per = info.jited_prog_len / LARGE_PROBE ? info.jited_prog_len / LARGE_PROBE : 1;
 	adds = LARGE_BYTES / per + 1;
 	want = (uint32_t)((uint64_t)adds * LARGE_IMM);
-	nbefore = large_areas(before, LARGE_MAX_AREAS, 0);
+	nbefore = stable_large_areas(before, LARGE_MAX_AREAS);
 	fd = load_add_filter(0, adds, LARGE_IMM);
 	if (fd < 0) {
 		result(0, "large_image", "%d adds (%d bytes each) not loaded: %s", adds, per,
