@@ -9,8 +9,8 @@ prose is written there by hand; the placeholders are filled from the repository,
               patch into a temporary index of the base tree; the checkout is not touched)
   @MATRIX@    the per-patch matrix from results/bisect.tsv and the date of results/README.md,
               and its coverage of the series (scripts/bisect-verify.sh: cells current)
-  @NUMBERS@   the benchmark tables of results/*-bench.md and results/*-bench-*.md (a variant,
-              e.g. batch-bench-x86_64-distro.md), each with its command and date
+  @NUMBERS@   the benchmark tables of results/*-bench*.md (a benchmark and its variants, e.g.
+              batch-bench-x86_64-distro.md), each with its command and date
   @SELFTESTS@ the counts per arch, runner and kernel and the cases that differ between base
               and tip, from results/bpf-selftests.md (scripts/selftests-compare.sh)
   @BASE@      base-commit: from base.conf
@@ -116,7 +116,7 @@ tsv=$KS_ROOT/results/bisect.tsv
 # @NUMBERS@: every benchmark table in results/, as the benchmark script wrote it.
 {
 	found=
-	for md in "$KS_ROOT"/results/*-bench.md "$KS_ROOT"/results/*-bench-*.md; do
+	for md in "$KS_ROOT"/results/*-bench*.md; do
 		[ -e "$md" ] || continue
 		found=1
 		# Drop the markdown title; keep its provenance lines and tables.

@@ -286,19 +286,14 @@ static long large_areas(unsigned long *sizes, long max, int show)
 static long stable_large_areas(unsigned long *sizes, long max)
 {
 	static unsigned long again[LARGE_MAX_AREAS];
-	long n, m, i;
+	long n = large_areas(sizes, max, 0), m;
 	int tries;
 
-	n = large_areas(sizes, max, 0);
-	for (tries = 0; tries < 20 && n >= 0; tries++) {
+	for (tries = 0; tries < 20 && n >= 0; tries++, n = m) {
 		m = large_areas(again, max, 0);
-		if (m == n) {
-			for (i = 0; i < n && i < max && again[i] == sizes[i]; i++)
-				;
-			if (i == n || i == max)
-				return n;
-		}
-		n = large_areas(sizes, max, 0);
+		if (m == n && !memcmp(again, sizes, (n < max ? n : max) * sizeof(*sizes)))
+			return n;
+		memcpy(sizes, again, max * sizeof(*sizes));
 	}
 	return -1;
 }
