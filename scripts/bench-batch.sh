@@ -11,8 +11,9 @@ booted with harness.list=bench harness.only=bpf_batch_bench
 (qemu/guest/bench/bpf_batch_bench.c): for each program type and N = 1, 16, 64, 256
 programs on N distinct functions, attach and detach one link per program (both kernels),
 and one BPF_TRACE_BATCH link for N up to 1,024 (tip), 5 runs each; wall-clock milliseconds
-in the guest, with the tip's trampoline counters (ftrace updates, ftrace unregistrations;
-each unregistration waits for RCU-tasks grace periods) and the kernel's preemption model.
+in the guest, with the tip's trampoline counters (ftrace updates, ftrace_ops
+unregistrations: an allocated ops waits for RCU-tasks grace periods on it, the trampolines'
+shared static one does not) and the kernel's preemption model.
 
 Writes DIR/NAME.tsv (every run), DIR/NAME.md (medians of the runs with their min-max
 spread, speed-ups) and DIR/NAME.png (gnuplot, log scale, fentry), NAME being batch-bench
@@ -91,8 +92,8 @@ cp "$tmp/tsv" "$out/$name.tsv"
 	echo "model ($config): $(sed 's/ /: /' "$tmp/preempt" | paste -sd';' | sed 's/;/; /g')."
 	echo "Wall-clock ms in the guest, median of $(cut -f5 "$tmp/med" | sort -n | head -1) runs, with the"
 	echo "min-max spread of attach + detach. Counters (tip only; medians): ftrace updates and"
-	echo "unregistrations made by BPF trampolines (each unregistration waits for RCU-tasks grace"
-	echo "periods). Every run: \`$name.tsv\`."
+	echo "ftrace_ops unregistrations made by BPF trampolines (the unregistration of their shared,"
+	echo "static ops waits for no grace period). Every run: \`$name.tsv\`."
 	echo
 	echo "| kernel | type | mode | N | attach ms | detach ms | total ms | total min-max | ftrace updates | unregistrations |"
 	echo "| ------ | ---- | ---- | -: | --------: | --------: | -------: | ------------: | -------------: | --------------: |"

@@ -65,14 +65,15 @@
  *                        fail_function on its function is refused with EBUSY (the kept image
  *                        cannot be rebuilt for sharing; rebuilding it deadlocked on ftrace's
  *                        direct_mutex) until a new fexit link takes the function over
- *   failed_register_live a batch whose ftrace registration fails after its ops was listed
+ *   failed_register_live a batch whose attach registers the trampolines' shared ftrace_ops
+ *                        (no other link is attached) and fails after ftrace listed the ops
  *                        must retire its images as a detach does. Members: an fmod_ret
  *                        program (counting) on the nanosleep stub and an fexit program on
  *                        the recvmmsg stub, which fail_function holds (an IPMODIFY kprobe:
  *                        ftrace_hash_ipmodify_enable() walks the ftrace records in address
- *                        order with the batch's ops on ftrace_ops_list, and at that late one
- *                        the trampoline's ops_func asks for an image built for sharing:
- *                        -EAGAIN, and the batch is registered again with it). A kprobe
+ *                        order with the ops on ftrace_ops_list, and at that late one the
+ *                        trampoline's ops_func asks for an image built for sharing:
+ *                        -EAGAIN, and the batch is attached again with it). A kprobe
  *                        event and the function tracer on the nanosleep stub make its call
  *                        site go through ftrace_regs_caller and the list function (one
  *                        ftrace_ops alone would get a trampoline of its own on x86), so
@@ -932,9 +933,9 @@ static void test_ipmodify_share(void)
 
 /*
  * batch_ipmodify_share: as ipmodify_share, the fexit program in a batch (with the fentry
- * program of funcs[0]): the batch's ftrace_ops asks the trampoline's ops_func for an
- * IPMODIFY user registered after it (peer), and is registered again after its image was
- * built for sharing when the user came first (self).
+ * program of funcs[0]): the trampolines' shared ftrace_ops asks the trampoline's ops_func
+ * for an IPMODIFY user registered after the batch (peer), and the batch is attached again
+ * after its image was built for sharing when the user came first (self).
  */
 static void test_batch_ipmodify_share(void)
 {
