@@ -5,8 +5,9 @@ usage="usage: bench-bpf-ops.sh [-h|--help] [--out DIR] [ARCH...]
 Count, rather than time, what loading, unloading and attaching BPF programs costs in the
 operations that are expensive on hardware and that execmem removes: permission changes of
 kernel and direct-map pages, kernel TLB flushes (IPIs on x86, SBI remote fences on riscv64,
-broadcast TLBIs on arm64), lazy vmap purges, calls on other CPUs, writes to kernel text. Counts do not depend
-on the emulator, where times under QEMU TCG do (results/bpf-load-bench.md).
+broadcast TLBIs on arm64), lazy vmap purges, calls on other CPUs, writes to kernel text.
+Counts do not depend on the emulator, where times under QEMU TCG do
+(results/bpf-load-bench.md).
 
 The unpatched base against the series tip, in one run, for each ARCH (default: all). Each
 kernel (branch bench-base: no patch; bench-tip: the whole series) is built
