@@ -59,6 +59,7 @@ load_arch() {
 	MAKE_EXTRA=
 	BPFTOOL=
 	COUNT_FUNCTIONS=
+	FIRMWARE_LAST_LINE=
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory, and
 	# fewer vCPUs than the host has cores (see DEBUG_SMP in qemu/arch/x86_64.conf).
@@ -70,6 +71,16 @@ load_arch() {
 	# output directories, so that it never dirties the plain incremental build.
 	KS_BUILD=$KS_CACHE/build/$BUILD_NAME${KSERIES_DEBUG:+-debug}
 	KS_OUT=$KS_CACHE/out/$ARCH_NAME${KSERIES_DEBUG:+-debug}
+}
+
+# console_ends_in_firmware LOG: the console's last line is the firmware's last one
+# (FIRMWARE_LAST_LINE of the arch file loaded by load_arch): the kernel printed nothing, not
+# even on its early console, so none of its code, and none of the series', ran past its
+# first lines. False for an arch file without the key.
+console_ends_in_firmware() {
+	[ -n "$FIRMWARE_LAST_LINE" ] || return 1
+	grep -a -v -e '^qemu-system-[a-z0-9_]*: terminating on signal' "$1" | tr -d '\r' |
+		grep -a -v '^[[:space:]]*$' | tail -1 | grep -a -q -E -- "$FIRMWARE_LAST_LINE"
 }
 
 # expand_arches LIST: "all" or a space/comma separated list -> validated names.

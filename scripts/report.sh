@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 usage="usage: report.sh [-h|--help] [--timed-out | --qemu-exit CODE] [--allow-skips] [--arch NAME]
-                 [--out FILE] [--cases FILE] CONSOLE_LOG
+                 [--out FILE] [--cases FILE] [--firmware-hang FILE] CONSOLE_LOG
 
 Judge one guest console log: scan it for kernel splats (qemu/splat.patterns), turn the raw
 output of its tests into KTAP (scripts/raw2ktap.c), parse the KTAP with the kernel's own
@@ -29,6 +29,8 @@ Options:
   --arch NAME  the arch (qemu/arch/NAME.conf): the summary header, its expected failures and
                skips, the kernel messages its console must show (BOOT_LINES)
   --out FILE   also write the summary to FILE
+  --firmware-hang FILE  the console of an earlier boot that hung in the firmware (scripts/boot.sh
+               booted again): named in the summary, not judged
   --cases FILE write every case to FILE, one line SUITE.CASE<TAB>STATUS (PASS, FAIL, SKIP,
                XSKIP, XFAIL, XPASS, ERROR: expected failures and skips applied)
   -h, --help   show this help"
@@ -42,6 +44,7 @@ allow_skips=
 arch=
 outfile=
 casefile=
+fw_hang_log=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) echo "$usage"; exit 0 ;;
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--arch) arch=$2; shift ;;
 	--out) outfile=$2; shift ;;
 	--cases) casefile=$2; shift ;;
+	--firmware-hang) [ $# -ge 2 ] || { echo "$usage" >&2; exit 64; }; fw_hang_log=$2; shift ;;
 	-*) echo "$usage" >&2; exit 64 ;;
 	*) break ;;
 	esac
@@ -227,8 +231,13 @@ elif [ -n "$splats" ]; then
 elif [ -n "$timed_out" ]; then
 	verdict=3
 	running=$(sed -n -E 's/^# ([^ :]+): (running|loading|reading) .*/\1/p' "$log" | tail -1)
-	echo "guest timed out${running:+ in test $running (the last one the guest init started)}" \
-		>> "$summary"
+	if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ] &&
+	   (load_arch "$arch" && console_ends_in_firmware "$log"); then
+		echo "guest timed out before the kernel's first message (the console ends with the firmware's last line)" >> "$summary"
+	else
+		echo "guest timed out${running:+ in test $running (the last one the guest init started)}" \
+			>> "$summary"
+	fi
 elif hung=$(grep -a -m1 '^# harness: watchdog: ' "$log"); then
 	# The guest init's per-test watchdog named the test that hung and powered off.
 	verdict=3
@@ -252,6 +261,7 @@ elif [ "$verdict" -eq 0 ]; then
 		done
 	fi
 fi
+[ -z "$fw_hang_log" ] || echo "booted twice: the first boot hung before the kernel's first message (its console: $fw_hang_log)" >> "$summary"
 names=("passed" "test failed" "kernel splat or guest fault" "timeout" "no KTAP (boot failure)" "harness error")
 echo "verdict: $verdict (${names[$verdict]})" >> "$summary"
 cat "$summary"
