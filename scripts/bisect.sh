@@ -498,6 +498,9 @@ boot_one() {	# ARCH K TESTS: boot cell ARCH/K's image with TESTS; rc in $log.rc
 		flock "$logdir/images.tsv" sh -c 'cat >> "$1"' sh "$logdir/images.tsv"
 	mkdir -p "$logdir/images" && cp "$log.console" "$logdir/images/$id.console" &&
 		cp "$log.report" "$logdir/images/$id.report"
+	# A first boot hung before the kernel's first message, which the report names.
+	[ ! -f "$log.console.firmware-hang" ] ||
+		cp "$log.console.firmware-hang" "$logdir/images/$id.console.firmware-hang"
 	# Every cell of this boot, into the matrix at once.
 	local rows
 	mapfile -t rows < <(group_rows "$a" "$k")

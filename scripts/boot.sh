@@ -7,8 +7,9 @@ Boot the ARCH kernel (scripts/build.sh) with the guest initramfs (scripts/initra
 QEMU TCG, as qemu/arch/ARCH.conf describes it (-no-reboot, panic=-1, SMP CPUs), keep the
 console log, and judge it with scripts/report.sh. A boot whose console still ends with the
 firmware's last line 120 s in (FIRMWARE_LAST_LINE of the arch file: the kernel printed
-nothing) is stopped and booted once more; its log is kept as LOG.firmware-hang and the
-summary names it. Exit codes:
+nothing, not even its banner on the early console) is stopped and booted once more, so a
+run may take up to 130 s more than --timeout; the first console is kept as
+LOG.firmware-hang and the summary names it. Exit codes:
   0  all tests passed            3  wall-clock timeout
   1  a test failed               4  no KTAP at all (boot failure)
   2  kernel panic, oops, BUG, WARN, KASAN, lockdep, RCU stall or hung-task splat, or QEMU
@@ -32,7 +33,8 @@ Options:
   --initrd FILE      and this initramfs instead of the ARCH one (given with --kernel)
   -v, --verbose      also copy the console to standard error as it comes (make V=1; the
                      environment variable V=1 does the same)
-  -h, --help         show this help"
+  -h, --help         show this help
+Environment: KSERIES_FIRMWARE_WAIT=SECONDS instead of the 120 s (the harness tests)."
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 KS_DIE_CODE=5	# a harness error, as the exit codes above say
@@ -100,7 +102,9 @@ initrd=${initrd:-$KS_OUT/initramfs.cpio.gz}
 [ -f "$initrd" ] || die "no initramfs $initrd (run scripts/initramfs.sh $ARCH_NAME)"
 mkdir -p "$(dirname "$log")"
 
-cmdline="console=$CONSOLE panic=-1 oops=panic loglevel=5 log_buf_len=16M $APPEND $extra"
+# EARLYCON before loglevel=5: the early console registers while every level still prints,
+# and shows the kernel's banner and its own "earlycon:" line.
+cmdline="console=$CONSOLE ${EARLYCON:+$EARLYCON }panic=-1 oops=panic loglevel=5 log_buf_len=16M $APPEND $extra"
 qemu=("$QEMU" -M "$MACHINE" -cpu "$CPU" -smp "$SMP" -m "$MEM" -no-reboot
 	-display none -monitor none -serial stdio
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
@@ -108,20 +112,32 @@ qemu=("$QEMU" -M "$MACHINE" -cpu "$CPU" -smp "$SMP" -m "$MEM" -no-reboot
 # shellcheck disable=SC2206 # QEMU_EXTRA is a word list by design
 qemu+=($QEMU_EXTRA)
 
-# A kernel with an early console prints its first line within seconds of the firmware's
-# last (riscv64: about one under TCG, on a loaded host a few); a console that still ends
-# with the firmware's line after this long is hung before the kernel.
-firmware_wait=${KSERIES_FIRMWARE_WAIT:-120}	# the harness tests set it shorter
+# The kernel's banner reaches the early console (EARLYCON) within seconds of the firmware's
+# last line (riscv64 under TCG: about one; on a loaded host, or in make bisect's parallel
+# boots, a few): a console that still ends with the firmware's line this long after the
+# start is hung before the kernel's first message.
+firmware_wait=${KSERIES_FIRMWARE_WAIT:-120}
+case $firmware_wait in
+''|*[!0-9]*) die "KSERIES_FIRMWARE_WAIT=$firmware_wait: not a number of seconds" ;;
+esac
+
+# qemu_running: the QEMU job (timeout and its QEMU) has not ended. Asks the shell's job
+# table, not kill -0, which could hit another process given the pid of one already reaped.
+qemu_running() {
+	[ -n "$qemu_pid" ] && jobs -rp | grep -q -x -- "$qemu_pid"
+}
 
 # run_qemu LOG: one boot, its console in LOG (and on standard error with --verbose); sets rc
-# to QEMU's exit code, 124 for the wall-clock timeout and for a hang in the firmware
-# (fw_hang set: the boot is stopped $firmware_wait seconds in).
+# to QEMU's exit code: 124 for the wall-clock timeout and for a hang before the kernel's
+# first message (then fw_hang is set: QEMU is stopped $firmware_wait seconds in).
 run_qemu() {
 	local out=$1 tailpid=
 	fw_hang=
 	note "booting $ARCH_NAME (timeout ${timeout}s): ${qemu[*]}"
 	start=$(date +%s)
 	: > "$out"
+	# --foreground: QEMU stays in our process group, so a Ctrl-C at the terminal reaches
+	# it at once. In the background, so that the console can be watched while it runs.
 	timeout --foreground -k 10 "$timeout" "${qemu[@]}" < /dev/null > "$out" 2>&1 &
 	qemu_pid=$!
 	if [ "$verbose" = 1 ]; then
@@ -129,12 +145,12 @@ run_qemu() {
 		tailpid=$!
 	fi
 	if [ -n "$FIRMWARE_LAST_LINE" ]; then
-		while kill -0 "$qemu_pid" 2>/dev/null &&
-		      [ $(($(date +%s) - start)) -lt "$firmware_wait" ]; do
-			sleep 2
+		while qemu_running && [ $(($(date +%s) - start)) -lt "$firmware_wait" ]; do
+			sleep 1
 		done
-		if kill -0 "$qemu_pid" 2>/dev/null && console_ends_in_firmware "$out"; then
+		if qemu_running && console_ends_in_firmware "$out"; then
 			fw_hang=1
+			# timeout passes the TERM on to QEMU (and KILLs it 10 s later if need be).
 			kill -TERM "$qemu_pid" 2>/dev/null || true
 		fi
 	fi
@@ -146,19 +162,27 @@ run_qemu() {
 	note "QEMU exited with $rc after $(($(date +%s) - start))s; console log: $out"
 }
 
-# A background job ignores SIGINT here: stop QEMU (through timeout, which passes the signal
-# on) when the script is interrupted.
+# A TERM (or INT) sent to this script alone, not to its process group: stop QEMU too.
 qemu_pid=
-trap '[ -z "$qemu_pid" ] || kill -TERM "$qemu_pid" 2>/dev/null; exit 130' INT TERM
+stop_qemu() {
+	if [ -n "$qemu_pid" ]; then
+		kill -TERM "$qemu_pid" 2>/dev/null || true
+		wait "$qemu_pid" 2>/dev/null || true
+	fi
+	exit "$1"
+}
+trap 'stop_qemu 130' INT
+trap 'stop_qemu 143' TERM
 
-# A hang before the kernel's first message is QEMU's or the firmware's, not the kernel's:
-# keep its log, boot once more, and the summary says so.
+# A boot hung before the kernel's first message (see FIRMWARE_LAST_LINE in
+# qemu/arch/x86_64.conf for why it is not the series'): keep its console, boot once more,
+# and the summary names it (make check repeats the line at its end).
 retried=()
 rm -f "$log.firmware-hang"
 run_qemu "$log"
 if [ -n "$fw_hang" ]; then
 	mv "$log" "$log.firmware-hang"
-	note "the boot hung before the kernel's first message (log: $log.firmware-hang); booting once more"
+	note "the boot hung before the kernel's first message (console: $log.firmware-hang); booting once more"
 	retried=(--firmware-hang "$log.firmware-hang")
 	run_qemu "$log"
 fi

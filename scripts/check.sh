@@ -8,16 +8,18 @@ letter's freshness (scripts/cover-letter.sh --check), the b4 mails and their git
 trip (scripts/send.sh --no-gate), MAINTAINERS.snippet (scripts/maintainers-check.sh), the
 per-patch matrix check (scripts/bisect-verify.sh: well-formed, no current cell failed; stale
 cells are reported), the same for the committed runs on the distributions' configurations
-(scripts/distro-verify.sh; the lines 'evidence: ...' are repeated before the totals), the main job on every arch (scripts/run.sh; default
-all), with each arch also test_bpf and the per-CPU tests with the JIT off (ARCH-interp),
-with x86_64 also bpf_batch's attach_under_load alone on one TCG thread (x86_64-tcg1), with
-arm64 also the JIT, per-CPU and execmem tests booted at EL2 with VHE (arm64-vhe,
-where the per-CPU offset lives in another register) and the per-CPU tests at EL1 with 4 CPUs
-(arm64-smp4; the main arm64 job boots 2), and with --full ('make check-full') riscv64's
-uniprocessor build (riscv64-up, CONFIG_SMP=n) booted with the per-CPU and execmem tests and a
-CONFIG_MMU=n compile check (scripts/build-nommu.sh), two more kernel builds that keep a cold
-'make check' (CI) under an hour; then on the first arch planted failures (tests/planted-test.sh)
-and the bisection of a fixture series (tests/bisect-test.sh). Prints the time of every stage and ends with the line
+(scripts/distro-verify.sh; the lines 'evidence: ...' are repeated before the totals, as are
+lines 'retried: ...' for boots that hung before the kernel's first message, see boot.sh),
+the main job on every arch (scripts/run.sh; default all), with each arch also test_bpf and
+the per-CPU tests with the JIT off (ARCH-interp), with x86_64 also bpf_batch's
+attach_under_load alone on one TCG thread (x86_64-tcg1), with arm64 also the JIT, per-CPU
+and execmem tests booted at EL2 with VHE (arm64-vhe, where the per-CPU offset lives in
+another register) and the per-CPU tests at EL1 with 4 CPUs (arm64-smp4; the main arm64 job
+boots 2), and with --full ('make check-full') riscv64's uniprocessor build (riscv64-up,
+CONFIG_SMP=n) booted with the per-CPU and execmem tests and a CONFIG_MMU=n compile check
+(scripts/build-nommu.sh), two more kernel builds that keep a cold 'make check' (CI) under an
+hour; then on the first arch planted failures (tests/planted-test.sh) and the bisection of a
+fixture series (tests/bisect-test.sh). Prints the time of every stage and ends with the line
 'N passed, N failed': one count per KTAP result of the test scripts and one per other stage.
 The main jobs' summaries go to \$KSERIES_CACHE/out/check-results/ARCH.txt, not results/
 (plain 'make ARCH=...' runs write those): make check leaves the clone unchanged.
@@ -45,6 +47,8 @@ ks_lock
 passed=0
 failed=0
 t_start=$SECONDS
+# Summaries written after this, for the boots scripts/boot.sh had to repeat.
+started=$(mktemp)
 count() {
 	if [ "$1" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
@@ -184,6 +188,11 @@ ktap_stage "bisection fixture $first" "$KS_ROOT/tests/bisect-test.sh" "$first"
 # What committed evidence is stale, repeated where CI's reader looks: not a failure.
 grep '^evidence: ' "$evidence"
 rm -f "$evidence"
+# Boots that hung before the kernel's first message and were booted again: not a failure of
+# the series (qemu/arch/x86_64.conf, FIRMWARE_LAST_LINE), but each one is said here.
+find "$KS_CACHE/out" -name summary.txt -newer "$started" -print0 2>/dev/null |
+	xargs -0 -r grep -H '^booted twice: ' | sed "s|^$KS_CACHE/out/\([^/]*\)/summary.txt:|retried: \1: |" || true
+rm -f "$started"
 echo "total time: $((SECONDS - t_start)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -59,6 +59,7 @@ load_arch() {
 	MAKE_EXTRA=
 	BPFTOOL=
 	COUNT_FUNCTIONS=
+	EARLYCON=
 	FIRMWARE_LAST_LINE=
 	. "$KS_ROOT/qemu/arch/$name.conf"
 	# make debug's guests (KASAN's shadow, kmemleak, lockdep) may need more memory, and
@@ -74,9 +75,9 @@ load_arch() {
 }
 
 # console_ends_in_firmware LOG: the console's last line is the firmware's last one
-# (FIRMWARE_LAST_LINE of the arch file loaded by load_arch): the kernel printed nothing, not
-# even on its early console, so none of its code, and none of the series', ran past its
-# first lines. False for an arch file without the key.
+# (FIRMWARE_LAST_LINE of the arch file loaded by load_arch): the kernel did not print its
+# banner on its early console (EARLYCON), so it hung, if it started at all, before any code
+# the series changes (qemu/arch/x86_64.conf). False for an arch file without the key.
 console_ends_in_firmware() {
 	[ -n "$FIRMWARE_LAST_LINE" ] || return 1
 	grep -a -v -e '^qemu-system-[a-z0-9_]*: terminating on signal' "$1" | tr -d '\r' |

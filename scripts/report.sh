@@ -18,7 +18,8 @@ the guest), 3 timeout (the boot's, or a test's: the guest init's watchdog names 
 KTAP, 5 QEMU failed (crashed on the host, or did not start).
 
 Options:
-  --timed-out  the guest was stopped by the wall-clock timeout
+  --timed-out  the guest was stopped by the wall-clock timeout, or by scripts/boot.sh when
+               its console still ended with the firmware's last line 120 s in
   --qemu-exit CODE  QEMU exited with CODE (not 0, not the timeout's): a guest fault when the
                log has QEMU's TCG fatal error ('qemu: fatal:', code the guest made QEMU give
                up on), verdict 2; otherwise a harness error (QEMU crashed or did not start),
@@ -27,12 +28,13 @@ Options:
   --allow-skips  unexpected skips do not fail the run (the unpatched base and the per-patch
                matrix, whose early patches lack the tests of later ones)
   --arch NAME  the arch (qemu/arch/NAME.conf): the summary header, its expected failures and
-               skips, the kernel messages its console must show (BOOT_LINES)
+               skips, the kernel messages its console must show (BOOT_LINES, and the
+               early console's own line with EARLYCON)
   --out FILE   also write the summary to FILE
-  --firmware-hang FILE  the console of an earlier boot that hung in the firmware (scripts/boot.sh
-               booted again): named in the summary, not judged
   --cases FILE write every case to FILE, one line SUITE.CASE<TAB>STATUS (PASS, FAIL, SKIP,
                XSKIP, XFAIL, XPASS, ERROR: expected failures and skips applied)
+  --firmware-hang FILE  the console of an earlier boot of the same run that hung before the
+               kernel's first message (scripts/boot.sh booted again): named in the summary
   -h, --help   show this help"
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -209,6 +211,15 @@ if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ]; then
 	done
 fi
 
+# With an early console (EARLYCON), its own line: without it a hang before the serial
+# driver would look like one in the firmware (scripts/boot.sh).
+no_earlycon=
+if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ] &&
+   [ -n "$(load_arch "$arch" && printf '%s' "$EARLYCON")" ] &&
+   ! grep -a -q '^earlycon: ' "$log"; then
+	no_earlycon=1
+fi
+
 last=$(grep '^cases:' "$summary" || true)
 if [ -n "$qemu_exit" ] && grep -a -q '^qemu: fatal:' "$log"; then
 	# TCG gave up on what the guest executed: a guest fault (bad JIT output).
@@ -233,6 +244,7 @@ elif [ -n "$timed_out" ]; then
 	running=$(sed -n -E 's/^# ([^ :]+): (running|loading|reading) .*/\1/p' "$log" | tail -1)
 	if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ] &&
 	   (load_arch "$arch" && console_ends_in_firmware "$log"); then
+		# Also when scripts/boot.sh stopped it 120 s in (FIRMWARE_LAST_LINE).
 		echo "guest timed out before the kernel's first message (the console ends with the firmware's last line)" >> "$summary"
 	else
 		echo "guest timed out${running:+ in test $running (the last one the guest init started)}" \
@@ -247,7 +259,7 @@ elif [ "$verdict" -eq 0 ]; then
 	! grep -q ', 0 unexpected skip$' <<< "$last" || skips_ok=1
 	if echo "$last" | grep -qE '^cases: [1-9][0-9]* passed, 0 failed.* 0 xpass, 0 error, [0-9]+ unexpected skip$' &&
 	   grep -a -q '^# harness: done' "$log" && [ -n "$skips_ok$allow_skips" ] &&
-	   [ ${#missing[@]} -eq 0 ]; then
+	   [ ${#missing[@]} -eq 0 ] && [ -z "$no_earlycon" ]; then
 		verdict=0
 		[ -n "$skips_ok" ] || echo "unexpected skips allowed (--allow-skips)" >> "$summary"
 	else
@@ -256,6 +268,8 @@ elif [ "$verdict" -eq 0 ]; then
 		echo "$last" | grep -qE '^cases: [1-9]' || echo "no test case passed" >> "$summary"
 		[ -n "$skips_ok$allow_skips" ] ||
 			echo "a case was skipped that no qemu/xskip*.list expects" >> "$summary"
+		[ -z "$no_earlycon" ] ||
+			echo "no 'earlycon:' line: the early console (EARLYCON of qemu/arch/$arch.conf) did not register" >> "$summary"
 		for l in "${missing[@]}"; do
 			echo "boot line missing: '$l' (BOOT_LINES of qemu/arch/$arch.conf)" >> "$summary"
 		done

@@ -636,41 +636,54 @@ expect boot_tree_not_with_kernel 64 'not --kernel' \
 
 # A boot hung in the firmware (the console ends with FIRMWARE_LAST_LINE, riscv64's OpenSBI
 # banner) is stopped and booted once more, and the summary says so; a kernel that printed
-# and then hung is not booted again. A fake QEMU first in PATH plays the boots, one line of
-# its script per boot: "hang" (the banner, then nothing), "kernel" (the banner and a kernel
-# line, then nothing), "pass" (tests/fixtures/pass.log, then power off).
-fake_boots() {	# SCRIPT: boot.sh riscv64 --timeout 4 on the fake, firmware wait 1 s
-	local d=$tmp/fake-qemu rc=0
+# its banner and then hung is not booted again. A fake QEMU first in PATH plays the boots,
+# one word of its script per boot: "hang" (the banner, then nothing), "kernel" (the banner,
+# the kernel's first lines, then nothing), "pass" (the kernel's first lines and
+# tests/fixtures/pass.log, then power off), each boot's lines up to its hang in one write.
+# The firmware wait is 3 s, the wall clock TIMEOUT, longer for a hang that boot.sh must stop
+# before it.
+fake_boots() {	# TIMEOUT SCRIPT...: boot.sh riscv64 on the fake
+	local d=$tmp/fake-qemu rc=0 timeout=$1
+	shift
 	rm -rf "$d" && mkdir -p "$d/bin" && printf '%s\n' "$@" > "$d/script"
 	cat > "$d/bin/qemu-system-riscv64" <<-EOS
 	#!/bin/bash
 	n=\$(( \$(cat "$d/count" 2>/dev/null || echo 0) + 1 )); echo \$n > "$d/count"
-	printf 'OpenSBI v1.1\\nBoot HART MEDELEG         : 0x0000000000f0b509\\n'
+	sbi='OpenSBI v1.1\\nBoot HART MEDELEG         : 0x0000000000f0b509\\n'
+	kernel='Linux version 6.1.192+\\nearlycon: ns16550a0 at MMIO 0x0000000010000000\\n'
 	case \$(sed -n "\${n}p" "$d/script") in
-	hang) exec sleep 60 ;;
-	kernel) echo "OF: fdt: Ignoring memory range 0x80000000 - 0x80200000"; exec sleep 60 ;;
-	pass) cat "$F/pass.log" ;;
+	hang) printf "\$sbi"; exec sleep 60 ;;
+	kernel) printf "\$sbi\$kernel"; exec sleep 60 ;;
+	pass) printf "\$sbi\$kernel"; cat "$F/pass.log" ;;
 	esac
 	EOS
 	chmod +x "$d/bin/qemu-system-riscv64"
 	touch "$d/Image" "$d/initramfs"
-	PATH=$d/bin:$PATH KSERIES_FIRMWARE_WAIT=1 "$R/scripts/boot.sh" --timeout 4 \
+	PATH=$d/bin:$PATH KSERIES_FIRMWARE_WAIT=3 "$R/scripts/boot.sh" --timeout "$timeout" \
 		--log "$d/console.log" --kernel "$d/Image" --initrd "$d/initramfs" riscv64 || rc=$?
 	echo "boots: $(cat "$d/count")"
-	[ ! -f "$d/console.log.firmware-hang" ] || echo "kept: console.log.firmware-hang"
+	[ ! -s "$d/console.log.firmware-hang" ] || echo "kept: console.log.firmware-hang"
 	return "$rc"
 }
+expect boot_again_after_firmware_hang 0 \
+	"booted twice: the first boot hung before the kernel's first message \\(its console: .*console.log.firmware-hang\\)" \
+	fake_boots 15 hang pass
+expect boot_again_keeps_first_console 0 '^kept: console.log.firmware-hang$' fake_boots 15 hang pass
+expect boot_firmware_hang_twice 3 "guest timed out before the kernel's first message" \
+	fake_boots 15 hang hang
+expect boot_firmware_hang_twice_boots 3 '^boots: 2$' fake_boots 15 hang hang
+expect boot_kernel_hang_not_again 3 '^guest timed out$' fake_boots 6 kernel pass
+expect boot_kernel_hang_boots_once 3 '^boots: 1$' fake_boots 6 kernel pass
+expect boot_pass_boots_once 0 '^boots: 1$' fake_boots 15 pass
+# The console CI recorded of a hang in the firmware, judged again on the host.
 expect report_firmware_hang 3 "^guest timed out before the kernel's first message" \
 	"$R/scripts/report.sh" --timed-out --arch riscv64-interp "$F/firmware-hang.log"
 expect report_timeout_not_firmware 3 '^guest timed out$' \
 	"$R/scripts/report.sh" --timed-out --arch x86_64 "$F/firmware-hang.log"
-expect boot_again_after_firmware_hang 0 \
-	"booted twice: the first boot hung before the kernel's first message \\(its console: .*console.log.firmware-hang\\)" \
-	fake_boots hang pass
-expect boot_firmware_hang_twice 3 "guest timed out before the kernel's first message" \
-	fake_boots hang hang
-expect boot_kernel_hang_not_again 3 '^guest timed out$' fake_boots kernel pass
-expect boot_kernel_hang_boots_once 3 '^boots: 1$' fake_boots kernel pass
+# A riscv64 console without the early console's line fails: a hang before the serial driver
+# would have looked like one in the firmware.
+expect report_requires_earlycon 1 "no 'earlycon:' line: the early console \\(EARLYCON of qemu/arch/riscv64.conf\\) did not register" \
+	"$R/scripts/report.sh" --arch riscv64 "$F/pass.log"
 
 expect shellcheck_clean 0 '' shellcheck -x -S warning -e SC2034,SC1090,SC2148 \
 	"$R"/scripts/*.sh "$R"/tests/*.sh "$R/.ci/run"
