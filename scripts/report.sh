@@ -71,6 +71,11 @@ kunit=$KS_SRC/tools/testing/kunit/kunit.py
 command -v jq >/dev/null || die "jq missing (run scripts/deps.sh)"
 raw2ktap=$(host_tool raw2ktap)
 
+# The arch file's facts for the judging (BOOT_LINES, EARLYCON, FIRMWARE_LAST_LINE), when
+# --arch names one; an unknown name only labels the summary.
+BOOT_LINES='' EARLYCON='' FIRMWARE_LAST_LINE=''
+[ -z "$arch" ] || [ ! -f "$KS_ROOT/qemu/arch/$arch.conf" ] || load_arch "$arch"
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 summary=$tmp/summary
@@ -204,19 +209,15 @@ verdict=0
 boot_facts=$(grep -a '^# harness: kernel: ' "$log" | tr -d '\r' | sed 's/^# harness: kernel: //' || true)
 [ -z "$boot_facts" ] || sed 's/^/boot: /' <<< "$boot_facts" >> "$summary"
 missing=()
-if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ]; then
-	IFS=';' read -r -a want <<< "$(load_arch "$arch" && printf '%s' "$BOOT_LINES")"
-	for l in "${want[@]}"; do
-		grep -q -F -x -- "$l" <<< "$boot_facts" || missing+=("$l")
-	done
-fi
+IFS=';' read -r -a want <<< "$BOOT_LINES"
+for l in "${want[@]}"; do
+	grep -q -F -x -- "$l" <<< "$boot_facts" || missing+=("$l")
+done
 
 # With an early console (EARLYCON), its own line: without it a hang before the serial
 # driver would look like one in the firmware (scripts/boot.sh).
 no_earlycon=
-if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ] &&
-   [ -n "$(load_arch "$arch" && printf '%s' "$EARLYCON")" ] &&
-   ! grep -a -q '^earlycon: ' "$log"; then
+if [ -n "$EARLYCON" ] && ! grep -a -q '^earlycon: ' "$log"; then
 	no_earlycon=1
 fi
 
@@ -242,8 +243,7 @@ elif [ -n "$splats" ]; then
 elif [ -n "$timed_out" ]; then
 	verdict=3
 	running=$(sed -n -E 's/^# ([^ :]+): (running|loading|reading) .*/\1/p' "$log" | tail -1)
-	if [ -n "$arch" ] && [ -f "$KS_ROOT/qemu/arch/$arch.conf" ] &&
-	   (load_arch "$arch" && console_ends_in_firmware "$log"); then
+	if console_ends_in_firmware "$log"; then
 		# Also when scripts/boot.sh stopped it 120 s in (FIRMWARE_LAST_LINE).
 		echo "guest timed out before the kernel's first message (the console ends with the firmware's last line)" >> "$summary"
 	else
